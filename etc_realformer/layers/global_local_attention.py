@@ -1,0 +1,359 @@
+"""ETC global-local attention with RealFormer residual scores and persistent memory.
+
+Per head of size d, with relative tables a [R, heads, d] and b [R, heads]:
+
+  logit(q, k) = (q.k + q.a[rel(q, k)] + b[rel(q, k)]) / sqrt(d)
+
+Long query i attends, in ONE softmax, to the long tokens j with |i - j| <= r (l2l), all G
+global tokens (l2g) and the M persistent-memory keys; global query g attends to all global
+tokens (g2g), all long tokens (g2l) and the memory keys. Memory keys carry no relative term and
+are never masked. The long path and the global path own separate relative tables.
+
+RealFormer residual attention ("sum" | "mean"): the layer softmaxes the running sum
+R_l = S_l + R_{l-1} of its raw scores S_l (divided by layer_index + 1 for "mean") with the
+mask added after the sum, and returns the UNMASKED R_l for the next layer. The long stream is
+carried in the blocked layout [B, heads, nb, b, 3b + G + M]; the global stream as
+[B, heads, G, G + L + M]. In the dense reference implementation the long stream is
+[B, heads, L, L + G + M].
+
+Reduction: with local_radius >= L - 1, shared projections and no relative ids, this is
+standard multi-head attention over concat(long, global) (plus memory keys when M > 0).
+"""
+
+import math
+from typing import Dict, Optional
+
+import tensorflow as tf
+import tf_keras
+
+from etc_realformer.ops import blocking
+
+_COMPONENTS = ("l2l", "l2g", "g2g", "g2l")
+# Which input stream each projection of each component reads.
+_QUERY_STREAM = {"l2l": "long", "l2g": "long", "g2g": "global", "g2l": "global"}
+_KEY_STREAM = {"l2l": "long", "l2g": "global", "g2g": "global", "g2l": "long"}
+MASK_VALUE = -10000.0
+
+
+def projection_names(share_qkv_projections: bool, share_kv_projections: bool) -> Dict[str, str]:
+  """Maps '<component>_<q|k|v>' to the name of the weight that implements it.
+
+  share_qkv: one Q, one K and one V for all four components.
+  share_kv: keys/values shared by l2l+l2g ('long_k') and by g2g+g2l ('global_k'); four queries.
+  neither: twelve separate projections.
+  """
+  names = {}
+  for c in _COMPONENTS:
+    for p in "qkv":
+      if share_qkv_projections:
+        names[f"{c}_{p}"] = p
+      elif share_kv_projections and p != "q":
+        names[f"{c}_{p}"] = f"{_QUERY_STREAM[c]}_{p}"
+      else:
+        names[f"{c}_{p}"] = f"{c}_{p}"
+  return names
+
+
+class GlobalLocalAttention(tf_keras.layers.Layer):
+  """Fused l2l+l2g and g2g+g2l attention (see the module docstring for the formula).
+
+  Call arguments:
+    long_input: [B, L, hidden]; global_input: [B, G, hidden].
+    side_inputs: dict with l2l/g2g/l2g/g2l `_att_mask` and (when relative_vocab_size is set)
+      `_relative_att_ids`, in the ETC layouts ([B, L, 2r+1] for l2l).
+    long_scores / global_scores: the previous layer's residual streams, or None.
+    training: dropout switch.
+    return_attention_probs: also return the post-softmax probabilities.
+  Returns a dict: long_output [B, L, hidden], global_output [B, G, hidden], long_scores,
+    global_scores (None for a stream that carries no residual), and optionally long_probs,
+    global_probs in the stream layouts.
+  """
+
+  def __init__(self,
+               hidden_size: int,
+               num_attention_heads: int,
+               local_radius: int,
+               att_size_per_head: Optional[int] = None,
+               relative_vocab_size: Optional[int] = None,
+               share_qkv_projections: bool = True,
+               share_kv_projections: bool = False,
+               share_att_output_projection: bool = False,
+               num_persistent_memory: int = 0,
+               residual_attention: str = "none",
+               residual_paths=("global", "local"),
+               layer_index: int = 0,
+               attention_probs_dropout_prob: float = 0.0,
+               initializer_range: float = 0.02,
+               implementation: str = "blocked",
+               **kwargs):
+    super().__init__(**kwargs)
+    if residual_attention not in ("none", "sum", "mean"):
+      raise ValueError(f"residual_attention must be none, sum or mean, got {residual_attention!r}")
+    if implementation not in ("blocked", "dense"):
+      raise ValueError(f"implementation must be 'blocked' or 'dense', got {implementation!r}")
+    if att_size_per_head is None and hidden_size % num_attention_heads:
+      raise ValueError(f"hidden_size {hidden_size} is not divisible by num_attention_heads "
+                       f"{num_attention_heads}")
+    self.hidden_size = hidden_size
+    self.num_attention_heads = num_attention_heads
+    self.local_radius = local_radius
+    self.att_size_per_head = att_size_per_head
+    self.head_size = att_size_per_head or hidden_size // num_attention_heads
+    self.relative_vocab_size = relative_vocab_size
+    self.share_qkv_projections = share_qkv_projections
+    self.share_kv_projections = share_kv_projections
+    self.share_att_output_projection = share_att_output_projection
+    self.num_persistent_memory = num_persistent_memory
+    self.residual_attention = residual_attention
+    self.residual_paths = tuple(residual_paths)
+    self.layer_index = layer_index
+    self.attention_probs_dropout_prob = attention_probs_dropout_prob
+    self.initializer_range = initializer_range
+    self.implementation = implementation
+    self._names = projection_names(share_qkv_projections, share_kv_projections)
+    self._dropout = tf_keras.layers.Dropout(attention_probs_dropout_prob)
+
+  # ------------------------------------------------------------------ weights
+  def _init(self):
+    return tf_keras.initializers.TruncatedNormal(stddev=self.initializer_range)
+
+  def build(self, input_shape=None):
+    h, d, hidden = self.num_attention_heads, self.head_size, self.hidden_size
+    self.projection_kernels, self.projection_biases = {}, {}
+    for name in sorted(set(self._names.values())):
+      self.projection_kernels[name] = self.add_weight(
+          f"{name}_kernel", [hidden, h, d], initializer=self._init())
+      self.projection_biases[name] = self.add_weight(f"{name}_bias", [h, d], initializer="zeros")
+    out_names = ["out"] if self.share_att_output_projection else ["long_out", "global_out"]
+    self.output_kernels, self.output_biases = {}, {}
+    for name in out_names:
+      self.output_kernels[name] = self.add_weight(
+          f"{name}_kernel", [h, d, hidden], initializer=self._init())
+      self.output_biases[name] = self.add_weight(f"{name}_bias", [hidden], initializer="zeros")
+    self.relative_tables = {}
+    if self.relative_vocab_size:
+      for path in ("long", "global"):
+        self.relative_tables[path] = (
+            self.add_weight(f"{path}_rel_emb", [self.relative_vocab_size, h, d],
+                            initializer=self._init()),
+            self.add_weight(f"{path}_rel_bias", [self.relative_vocab_size, h],
+                            initializer="zeros"))
+    if self.num_persistent_memory:
+      m = self.num_persistent_memory
+      self.memory_keys = self.add_weight("mem_k", [m, h, d], initializer=self._init())
+      self.memory_values = self.add_weight("mem_v", [m, h, d], initializer=self._init())
+    super().build(input_shape)
+
+  def reference_weights(self):
+    """All weights as NumPy arrays under per-component names (the NumPy reference's layout)."""
+    out = {}
+    for key, name in self._names.items():
+      out[f"{key}_kernel"] = self.projection_kernels[name].numpy()
+      out[f"{key}_bias"] = self.projection_biases[name].numpy()
+    for stream in ("long", "global"):
+      name = "out" if self.share_att_output_projection else f"{stream}_out"
+      out[f"{stream}_out_kernel"] = self.output_kernels[name].numpy()
+      out[f"{stream}_out_bias"] = self.output_biases[name].numpy()
+    for path, (emb, bias) in self.relative_tables.items():
+      out[f"{path}_rel_emb"] = emb.numpy()
+      out[f"{path}_rel_bias"] = bias.numpy()
+    if self.num_persistent_memory:
+      out["mem_k"] = self.memory_keys.numpy()
+      out["mem_v"] = self.memory_values.numpy()
+    return out
+
+  # --------------------------------------------------------------- projections
+  def _project(self, long_input, global_input):
+    """Returns {'<component>_<q|k|v>': [B, N, heads, d]}; one matmul per input stream."""
+    inputs = {"long": long_input, "global": global_input}
+    wanted = {"long": [], "global": []}  # weight names applied to each stream, de-duplicated
+    for key, name in self._names.items():
+      component, p = key.split("_")
+      stream = _QUERY_STREAM[component] if p == "q" else _KEY_STREAM[component]
+      if name not in wanted[stream]:
+        wanted[stream].append(name)
+    projected = {}
+    for stream, names in wanted.items():
+      kernel = tf.concat([self.projection_kernels[n] for n in names], axis=1)  # [H, n*h, d]
+      bias = tf.concat([self.projection_biases[n] for n in names], axis=0)  # [n*h, d]
+      both = tf.einsum("bnx,xhd->bnhd", inputs[stream], kernel) + bias  # [B, N, n*h, d]
+      for name, part in zip(names, tf.split(both, len(names), axis=2)):
+        projected[(stream, name)] = part  # [B, N, h, d]
+    out = {}
+    for key, name in self._names.items():
+      component, p = key.split("_")
+      stream = _QUERY_STREAM[component] if p == "q" else _KEY_STREAM[component]
+      out[key] = projected[(stream, name)]
+    return out
+
+  def _output(self, context, stream):
+    name = "out" if self.share_att_output_projection else f"{stream}_out"
+    return tf.einsum("bnhd,hdx->bnx", context, self.output_kernels[name]) + self.output_biases[name]
+
+  # ------------------------------------------------------------- shared pieces
+  def _relative_logits(self, queries, ids, path, query_axes):
+    """q.a[rel] + b[rel] for scaled queries.
+
+    queries: [B, <query_axes...>, heads, d]; ids: [B, <query_axes...>, keys].
+    Returns [B, heads, <query_axes...>, keys].
+    """
+    emb, bias = self.relative_tables[path]
+    emb = tf.cast(emb, queries.dtype)
+    bias = tf.cast(bias, queries.dtype) / math.sqrt(self.head_size)
+    per_id = tf.einsum("...hd,rhd->...hr", queries, emb) + tf.transpose(bias)  # [B, .., h, R]
+    batch_dims = 1 + query_axes
+    gathered = tf.gather(per_id, ids, axis=batch_dims + 1, batch_dims=batch_dims)  # [B,..,h,K]
+    perm = [0, batch_dims] + list(range(1, batch_dims)) + [batch_dims + 1]
+    return tf.transpose(gathered, perm)
+
+  def _memory_logits(self, queries):
+    """queries [B, .., heads, d] -> [B, heads, .., M]."""
+    rank = queries.shape.rank
+    logits = tf.einsum("...hd,mhd->...hm", queries, tf.cast(self.memory_keys, queries.dtype))
+    perm = [0, rank - 2] + list(range(1, rank - 2)) + [rank - 1]
+    return tf.transpose(logits, perm)
+
+  def _residual(self, scores, prev, path):
+    """Returns (softmax input without mask, carried stream or None)."""
+    if self.residual_attention == "none" or path not in self.residual_paths:
+      return scores, None
+    running = scores if prev is None else scores + tf.cast(prev, scores.dtype)
+    if self.residual_attention == "mean":
+      return running / float(self.layer_index + 1), running
+    return running, running
+
+  def _softmax(self, logits, mask, training):
+    """logits [B, heads, ..., K]; mask [B, ..., K] with 1 = attend."""
+    additive = (1.0 - tf.cast(mask, logits.dtype)) * tf.cast(MASK_VALUE, logits.dtype)
+    probs = tf.nn.softmax(logits + tf.expand_dims(additive, 1), axis=-1)
+    return probs, self._dropout(probs, training=training)
+
+  # --------------------------------------------------------------------- call
+  def call(self, long_input, global_input, side_inputs, long_scores=None, global_scores=None,
+           training=None, return_attention_probs=False):
+    # Keras autocasts only the first input under mixed precision.
+    global_input = tf.cast(global_input, self.compute_dtype)
+    dtype = long_input.dtype
+    side_inputs = {k: tf.cast(v, tf.int32) for k, v in side_inputs.items() if v is not None}
+    p = self._project(long_input, global_input)
+    scale = 1.0 / math.sqrt(self.head_size)
+    for key in ("l2l_q", "l2g_q", "g2g_q", "g2l_q"):
+      p[key] = p[key] * tf.cast(scale, dtype)
+    use_rel = bool(self.relative_vocab_size)
+    if self.implementation == "blocked":
+      long_out, long_carry, long_probs = self._long_blocked(p, side_inputs, long_scores, training,
+                                                            use_rel)
+    else:
+      long_out, long_carry, long_probs = self._long_dense(p, side_inputs, long_scores, training,
+                                                          use_rel)
+    global_out, global_carry, global_probs = self._global(p, side_inputs, global_scores, training,
+                                                          use_rel)
+    result = {
+        "long_output": self._output(long_out, "long"),
+        "global_output": self._output(global_out, "global"),
+        "long_scores": long_carry,
+        "global_scores": global_carry,
+    }
+    if return_attention_probs:
+      result["long_probs"] = long_probs
+      result["global_probs"] = global_probs
+    return result
+
+  def _long_blocked(self, p, side, prev, training, use_rel):
+    r = self.local_radius
+    b = r + 1
+    long_len = blocking.static_or_dynamic(p["l2l_q"], 1)
+    global_len = blocking.static_or_dynamic(p["l2g_k"], 1)
+    q_local = blocking.split_into_blocks(p["l2l_q"], b)  # [B, nb, b, h, d]
+    q_global = blocking.split_into_blocks(p["l2g_q"], b)  # [B, nb, b, h, d]
+    k_local = blocking.concat_neighbor_blocks(blocking.split_into_blocks(p["l2l_k"], b))
+    v_local = blocking.concat_neighbor_blocks(blocking.split_into_blocks(p["l2l_v"], b))
+    # k_local, v_local: [B, nb, 3b, h, d]
+    logits = [tf.einsum("bnqhd,bnkhd->bhnqk", q_local, k_local),  # [B, h, nb, b, 3b]
+              tf.einsum("bnqhd,bghd->bhnqg", q_global, p["l2g_k"])]  # [B, h, nb, b, G]
+    in_range = tf.cast(blocking.window_key_in_range(long_len, r), tf.int32)  # [L, 2r+1]
+    l2l_mask = blocking.window_to_blocked(side["l2l_att_mask"] * in_range[None], r)
+    masks = [l2l_mask,  # [B, nb, b, 3b]
+             blocking.split_into_blocks(side["l2g_att_mask"], b)]  # [B, nb, b, G]
+    if use_rel:
+      l2l_ids = blocking.window_to_blocked(side["l2l_relative_att_ids"], r)  # [B, nb, b, 3b]
+      l2g_ids = blocking.split_into_blocks(side["l2g_relative_att_ids"], b)  # [B, nb, b, G]
+      logits[0] += self._relative_logits(q_local, l2l_ids, "long", 2)
+      logits[1] += self._relative_logits(q_global, l2g_ids, "long", 2)
+    if self.num_persistent_memory:
+      logits.append(self._memory_logits(q_local))  # [B, h, nb, b, M]
+      masks.append(tf.ones_like(masks[1][..., :1]) *
+                   tf.ones([self.num_persistent_memory], tf.int32))
+    scores = tf.concat(logits, axis=-1)  # [B, h, nb, b, 3b + G (+ M)]
+    mask = tf.concat(masks, axis=-1)  # [B, nb, b, 3b + G (+ M)]
+    att, carry = self._residual(scores, prev, "local")
+    probs, dropped = self._softmax(att, mask, training)
+    context = (
+        tf.einsum("bhnqk,bnkhd->bnqhd", dropped[..., :3 * b], v_local) +
+        tf.einsum("bhnqg,bghd->bnqhd", dropped[..., 3 * b:3 * b + global_len], p["l2g_v"]))
+    if self.num_persistent_memory:
+      context += tf.einsum("bhnqm,mhd->bnqhd", dropped[..., 3 * b + global_len:],
+                           tf.cast(self.memory_values, context.dtype))
+    context = blocking.merge_blocks(context, long_len)  # [B, L, h, d]
+    return context, carry, probs
+
+  def _long_dense(self, p, side, prev, training, use_rel):
+    logits = [tf.einsum("bqhd,bkhd->bhqk", p["l2l_q"], p["l2l_k"]),  # [B, h, L, L]
+              tf.einsum("bqhd,bghd->bhqg", p["l2g_q"], p["l2g_k"])]  # [B, h, L, G]
+    masks = [blocking.window_to_dense(side["l2l_att_mask"]), side["l2g_att_mask"]]
+    if use_rel:
+      ids = blocking.window_to_dense(side["l2l_relative_att_ids"])  # [B, L, L]
+      logits[0] += self._relative_logits(p["l2l_q"], ids, "long", 1)
+      logits[1] += self._relative_logits(p["l2g_q"], side["l2g_relative_att_ids"], "long", 1)
+    return self._finish_dense(p, logits, masks, prev, training, "local", ("l2l", "l2g"))
+
+  def _global(self, p, side, prev, training, use_rel):
+    logits = [tf.einsum("bqhd,bkhd->bhqk", p["g2g_q"], p["g2g_k"]),  # [B, h, G, G]
+              tf.einsum("bqhd,bkhd->bhqk", p["g2l_q"], p["g2l_k"])]  # [B, h, G, L]
+    masks = [side["g2g_att_mask"], side["g2l_att_mask"]]
+    if use_rel:
+      logits[0] += self._relative_logits(p["g2g_q"], side["g2g_relative_att_ids"], "global", 1)
+      logits[1] += self._relative_logits(p["g2l_q"], side["g2l_relative_att_ids"], "global", 1)
+    return self._finish_dense(p, logits, masks, prev, training, "global", ("g2g", "g2l"))
+
+  def _finish_dense(self, p, logits, masks, prev, training, path, components):
+    """Softmax over [first component keys | second component keys | memory] per query."""
+    first_len = blocking.static_or_dynamic(p[f"{components[0]}_k"], 1)
+    second_len = blocking.static_or_dynamic(p[f"{components[1]}_k"], 1)
+    if self.num_persistent_memory:
+      logits.append(self._memory_logits(p[f"{components[0]}_q"]))  # [B, h, Q, M]
+      masks.append(tf.ones_like(masks[1][..., :1]) *
+                   tf.ones([self.num_persistent_memory], tf.int32))
+    scores = tf.concat(logits, axis=-1)  # [B, h, Q, K1 + K2 (+ M)]
+    mask = tf.concat([tf.cast(m, tf.int32) for m in masks], axis=-1)  # [B, Q, K]
+    att, carry = self._residual(scores, prev, path)
+    probs, dropped = self._softmax(att, mask, training)
+    context = (
+        tf.einsum("bhqk,bkhd->bqhd", dropped[..., :first_len], p[f"{components[0]}_v"]) +
+        tf.einsum("bhqk,bkhd->bqhd", dropped[..., first_len:first_len + second_len],
+                  p[f"{components[1]}_v"]))
+    if self.num_persistent_memory:
+      context += tf.einsum("bhqm,mhd->bqhd", dropped[..., first_len + second_len:],
+                           tf.cast(self.memory_values, context.dtype))
+    return context, carry, probs
+
+  def get_config(self):
+    config = super().get_config()
+    config.update({
+        "hidden_size": self.hidden_size,
+        "num_attention_heads": self.num_attention_heads,
+        "local_radius": self.local_radius,
+        "att_size_per_head": self.att_size_per_head,
+        "relative_vocab_size": self.relative_vocab_size,
+        "share_qkv_projections": self.share_qkv_projections,
+        "share_kv_projections": self.share_kv_projections,
+        "share_att_output_projection": self.share_att_output_projection,
+        "num_persistent_memory": self.num_persistent_memory,
+        "residual_attention": self.residual_attention,
+        "residual_paths": list(self.residual_paths),
+        "layer_index": self.layer_index,
+        "attention_probs_dropout_prob": self.attention_probs_dropout_prob,
+        "initializer_range": self.initializer_range,
+        "implementation": self.implementation,
+    })
+    return config

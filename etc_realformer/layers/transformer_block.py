@@ -1,0 +1,179 @@
+"""One ETC-RealFormer layer: global-local attention plus an optional feed-forward sublayer.
+
+Post-LN (use_pre_activation_order=False, the default and RealFormer's choice), per stream:
+  x = LN(x + Drop(Attention(x)));  x = LN(x + Drop(FeedForward(x)))
+Pre-LN (use_pre_activation_order=True):
+  x = x + Drop(Attention(LN(x)));  x = x + Drop(FeedForward(LN(x)))   (the encoder adds a final LN)
+With use_feed_forward=False the layer is attention only: with persistent memory this is the
+all-attention layer of Sukhbaatar et al. (2019).
+"""
+
+import tensorflow as tf
+import tf_keras
+
+from etc_realformer.layers.global_local_attention import GlobalLocalAttention
+from etc_realformer.layers.scopes import build_in_scope
+
+_STREAMS = ("long", "global")
+
+
+def _activation(name):
+  if name == "gelu_approximate":
+    return lambda x: tf.nn.gelu(x, approximate=True)
+  if name == "gelu":
+    return lambda x: tf.nn.gelu(x, approximate=False)
+  return tf_keras.activations.get(name)
+
+
+class FeedForward(tf_keras.layers.Layer):
+  """Dense(intermediate_size, act) -> Dense(hidden_size)."""
+
+  def __init__(self, hidden_size, intermediate_size, hidden_act="gelu", initializer_range=0.02,
+               **kwargs):
+    super().__init__(**kwargs)
+    self.hidden_size = hidden_size
+    self.intermediate_size = intermediate_size
+    self.hidden_act = hidden_act
+    self.initializer_range = initializer_range
+    self.inner = tf_keras.layers.Dense(
+        intermediate_size, name="inner",
+        kernel_initializer=tf_keras.initializers.TruncatedNormal(stddev=initializer_range))
+    self.outer = tf_keras.layers.Dense(
+        hidden_size, name="outer",
+        kernel_initializer=tf_keras.initializers.TruncatedNormal(stddev=initializer_range))
+    self._act = _activation(hidden_act)
+
+  def build(self, input_shape=None):
+    build_in_scope(self.inner, [None, self.hidden_size])
+    build_in_scope(self.outer, [None, self.intermediate_size])
+    super().build(input_shape)
+
+  def call(self, x):
+    return self.outer(self._act(self.inner(x)))
+
+  def get_config(self):
+    config = super().get_config()
+    config.update(hidden_size=self.hidden_size, intermediate_size=self.intermediate_size,
+                  hidden_act=self.hidden_act, initializer_range=self.initializer_range)
+    return config
+
+
+class TransformerBlock(tf_keras.layers.Layer):
+  """Attention (+ feed-forward) with residual connections and LayerNorm, per stream.
+
+  Constructor arguments are the EtcConfig field names (see etc_realformer.config) plus
+  `layer_index` (for residual_attention="mean") and `implementation` ("blocked" | "dense").
+  Call: (long, global, side_inputs, long_scores, global_scores, training,
+  return_attention_probs) -> dict with long_output, global_output, long_scores, global_scores
+  (and long_probs, global_probs when asked).
+  """
+
+  def __init__(self,
+               hidden_size=768,
+               num_attention_heads=12,
+               local_radius=84,
+               intermediate_size=3072,
+               hidden_act="gelu",
+               hidden_dropout_prob=0.1,
+               attention_probs_dropout_prob=0.1,
+               initializer_range=0.02,
+               att_size_per_head=None,
+               relative_vocab_size=None,
+               share_feed_forward_params=True,
+               share_kv_projections=False,
+               share_qkv_projections=True,
+               share_att_output_projection=False,
+               use_pre_activation_order=False,
+               residual_attention="sum",
+               residual_paths=("global", "local"),
+               num_persistent_memory=0,
+               use_feed_forward=True,
+               layer_index=0,
+               implementation="blocked",
+               **kwargs):
+    super().__init__(**kwargs)
+    self._config = dict(
+        hidden_size=hidden_size, num_attention_heads=num_attention_heads,
+        local_radius=local_radius, intermediate_size=intermediate_size, hidden_act=hidden_act,
+        hidden_dropout_prob=hidden_dropout_prob,
+        attention_probs_dropout_prob=attention_probs_dropout_prob,
+        initializer_range=initializer_range, att_size_per_head=att_size_per_head,
+        relative_vocab_size=relative_vocab_size,
+        share_feed_forward_params=share_feed_forward_params,
+        share_kv_projections=share_kv_projections, share_qkv_projections=share_qkv_projections,
+        share_att_output_projection=share_att_output_projection,
+        use_pre_activation_order=use_pre_activation_order,
+        residual_attention=residual_attention, residual_paths=list(residual_paths),
+        num_persistent_memory=num_persistent_memory, use_feed_forward=use_feed_forward,
+        layer_index=layer_index, implementation=implementation)
+    self.hidden_size = hidden_size
+    self.use_pre_activation_order = use_pre_activation_order
+    self.use_feed_forward = use_feed_forward
+    self.attention = GlobalLocalAttention(
+        hidden_size=hidden_size, num_attention_heads=num_attention_heads,
+        local_radius=local_radius, att_size_per_head=att_size_per_head,
+        relative_vocab_size=relative_vocab_size, share_qkv_projections=share_qkv_projections,
+        share_kv_projections=share_kv_projections,
+        share_att_output_projection=share_att_output_projection,
+        num_persistent_memory=num_persistent_memory, residual_attention=residual_attention,
+        residual_paths=residual_paths, layer_index=layer_index,
+        attention_probs_dropout_prob=attention_probs_dropout_prob,
+        initializer_range=initializer_range, implementation=implementation, name="attention")
+    self.dropout = tf_keras.layers.Dropout(hidden_dropout_prob)
+    self.attention_norms = {
+        s: tf_keras.layers.LayerNormalization(epsilon=1e-12, name=f"{s}_attention_norm")
+        for s in _STREAMS}
+    self.feed_forwards, self.feed_forward_norms = {}, {}
+    if use_feed_forward:
+      shared = None
+      for s in _STREAMS:
+        if share_feed_forward_params and shared is not None:
+          self.feed_forwards[s] = shared
+          continue
+        name = "feed_forward" if share_feed_forward_params else f"{s}_feed_forward"
+        self.feed_forwards[s] = FeedForward(hidden_size, intermediate_size, hidden_act,
+                                            initializer_range, name=name)
+        shared = self.feed_forwards[s]
+      for s in _STREAMS:
+        self.feed_forward_norms[s] = tf_keras.layers.LayerNormalization(
+            epsilon=1e-12, name=f"{s}_feed_forward_norm")
+
+  def build(self, input_shape=None):
+    shape = [None, None, self.hidden_size]
+    sublayers = ([self.attention] + list(self.attention_norms.values()) +
+                 list(self.feed_forward_norms.values()) + list(self.feed_forwards.values()))
+    for layer in sublayers:
+      build_in_scope(layer, shape)
+    super().build(input_shape)
+
+  def _sublayer(self, x, fn, norm, training):
+    if self.use_pre_activation_order:
+      return x + self.dropout(fn(norm(x)), training=training)
+    return norm(x + self.dropout(fn(x), training=training))
+
+  def call(self, long_input, global_input, side_inputs, long_scores=None, global_scores=None,
+           training=None, return_attention_probs=False):
+    # Keras autocasts only the first input under mixed precision.
+    x = {"long": long_input, "global": tf.cast(global_input, self.compute_dtype)}
+    if self.use_pre_activation_order:
+      att_in = {s: self.attention_norms[s](x[s]) for s in _STREAMS}
+    else:
+      att_in = x
+    att = self.attention(att_in["long"], att_in["global"], side_inputs, long_scores=long_scores,
+                         global_scores=global_scores, training=training,
+                         return_attention_probs=return_attention_probs)
+    for s in _STREAMS:
+      update = self.dropout(att[f"{s}_output"], training=training)
+      x[s] = x[s] + update if self.use_pre_activation_order else self.attention_norms[s](
+          x[s] + update)
+    if self.use_feed_forward:
+      for s in _STREAMS:
+        x[s] = self._sublayer(x[s], self.feed_forwards[s], self.feed_forward_norms[s], training)
+    out = dict(att)
+    out["long_output"], out["global_output"] = x["long"], x["global"]
+    return out
+
+  def get_config(self):
+    config = super().get_config()
+    config.update(self._config)
+    return config

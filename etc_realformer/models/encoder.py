@@ -1,0 +1,153 @@
+"""EtcModel: the ETC-RealFormer encoder built from an EtcConfig."""
+
+from typing import Any, Dict, Union
+
+import tensorflow as tf
+import tf_keras
+
+from etc_realformer import features as features_lib
+from etc_realformer import ops
+from etc_realformer.config import EtcConfig
+from etc_realformer.layers import EtcEmbeddings, TransformerBlock
+from etc_realformer.layers.scopes import build_in_scope
+
+_BLOCK_KEYS = ("hidden_size", "num_attention_heads", "local_radius", "intermediate_size",
+               "hidden_act", "hidden_dropout_prob", "attention_probs_dropout_prob",
+               "initializer_range", "att_size_per_head", "relative_vocab_size",
+               "share_feed_forward_params", "share_kv_projections", "share_qkv_projections",
+               "share_att_output_projection", "use_pre_activation_order", "residual_attention",
+               "residual_paths", "num_persistent_memory", "use_feed_forward")
+
+
+class EtcModel(tf_keras.Model):
+  """ETC encoder with RealFormer residual attention.
+
+  Input: a dict of features (see etc_realformer.features). Output: a dict with
+  `long_output` [B, L, hidden] and `global_output` [B, G, hidden]; with
+  return_attention_scores=True also `attention`: one dict per layer with `long_probs`
+  (blocked layout [B, heads, nb, r+1, 3(r+1)+G(+M)], or [B, heads, L, L+G(+M)] for the dense
+  implementation), `global_probs` [B, heads, G, G+L(+M)] and the carried residual scores.
+
+  Args:
+    config: an EtcConfig or a dict of its fields.
+    implementation: "blocked" (linear in L) or "dense" (the O(L^2) reference path).
+  """
+
+  def __init__(self, config: Union[EtcConfig, Dict[str, Any]], implementation: str = "blocked",
+               **kwargs):
+    super().__init__(**kwargs)
+    if not isinstance(config, EtcConfig):
+      config = EtcConfig.from_dict(dict(config))
+    self.etc_config = config
+    self.implementation = implementation
+    self.embeddings = EtcEmbeddings(
+        vocab_size=config.vocab_size, hidden_size=config.hidden_size,
+        segment_vocab_size=config.segment_vocab_size, embedding_size=config.embedding_size,
+        max_absolute_position_embeddings=config.max_absolute_position_embeddings,
+        hidden_dropout_prob=config.hidden_dropout_prob,
+        initializer_range=config.initializer_range, name="embeddings")
+    block_args = {key: getattr(config, key) for key in _BLOCK_KEYS}
+    self.blocks = [TransformerBlock(**block_args, layer_index=i, implementation=implementation,
+                                    name=f"layer_{i}") for i in range(config.num_hidden_layers)]
+    self.final_norms = {}
+    if config.use_pre_activation_order:
+      self.final_norms = {
+          s: tf_keras.layers.LayerNormalization(epsilon=1e-12, name=f"final_{s}_norm")
+          for s in ("long", "global")}
+
+  def build(self, input_shape=None):
+    build_in_scope(self.embeddings, None)
+    for block in self.blocks:
+      build_in_scope(block, None)
+    for norm in self.final_norms.values():
+      build_in_scope(norm, [None, None, self.etc_config.hidden_size])
+    # Model.build would trace call() with float placeholders; the weights are all made above.
+    self.built = True
+
+  def side_inputs(self, features: Dict[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
+    """The eight side inputs: given in `features`, or derived from breakpoints/sentence_ids."""
+    config = self.etc_config
+    if "l2l_att_mask" in features:
+      return {name: features[name] for name in ops.SIDE_INPUT_NAMES if name in features}
+    if "long_breakpoints" in features:
+      long_ids = ops.example_ids_from_breakpoints(features["long_breakpoints"])
+    else:
+      long_ids = ops.example_ids_from_token_ids(features["token_ids"])
+    if "global_breakpoints" in features:
+      global_ids = ops.example_ids_from_breakpoints(features["global_breakpoints"])
+    else:
+      global_ids = ops.example_ids_from_token_ids(features["global_token_ids"])
+    try:
+      return ops.make_side_inputs(
+          long_ids, global_ids, features.get("sentence_ids"), config.local_radius,
+          config.relative_pos_max_distance, use_hard_g2l_mask=config.use_hard_g2l_mask,
+          use_hard_l2g_mask=config.use_hard_l2g_mask,
+          use_relative_ids=bool(config.relative_vocab_size))
+    except ValueError as e:
+      raise ValueError(f"Feature {e}") from None
+
+  def call(self, features, training=None, return_attention_scores=False):
+    config = self.etc_config
+    features = features_lib.check_features(features, config)
+    side = self.side_inputs(features)
+    zeros_long = tf.zeros_like(features["token_ids"])
+    zeros_global = tf.zeros_like(features["global_token_ids"])
+    long_x, global_x = self.embeddings(
+        features["token_ids"], features.get("segment_ids", zeros_long),
+        features["global_token_ids"], features.get("global_segment_ids", zeros_global),
+        training=training)
+    scores = [None, None]  # long stream, global stream
+    per_layer = []
+    period = config.grad_checkpointing_period
+    if period and training and not return_attention_scores:
+      for start in range(0, len(self.blocks), period):
+        long_x, global_x, scores = self._checkpointed(self.blocks[start:start + period], long_x,
+                                                      global_x, side, scores, training)
+    else:
+      for block in self.blocks:
+        out = block(long_x, global_x, side, long_scores=scores[0], global_scores=scores[1],
+                    training=training, return_attention_probs=return_attention_scores)
+        long_x, global_x = out["long_output"], out["global_output"]
+        scores = [out["long_scores"], out["global_scores"]]
+        if return_attention_scores:
+          per_layer.append({k: out[k] for k in ("long_probs", "global_probs", "long_scores",
+                                                "global_scores") if out[k] is not None})
+    if self.final_norms:
+      long_x = self.final_norms["long"](long_x)
+      global_x = self.final_norms["global"](global_x)
+    result = {"long_output": long_x, "global_output": global_x}
+    if return_attention_scores:
+      result["attention"] = per_layer
+    return result
+
+  def _checkpointed(self, blocks, long_x, global_x, side, scores, training):
+    """Runs `blocks` under tf.recompute_grad: activations inside are recomputed on backward."""
+    present = [s is not None for s in scores]
+
+    def run(long_in, global_in, *carried):
+      carried = list(carried)
+      stream = [carried.pop(0) if p else None for p in present]
+      for block in blocks:
+        out = block(long_in, global_in, side, long_scores=stream[0], global_scores=stream[1],
+                    training=training)
+        long_in, global_in = out["long_output"], out["global_output"]
+        stream = [out["long_scores"], out["global_scores"]]
+      return (long_in, global_in) + tuple(s for s in stream if s is not None)
+
+    # Which streams exist after the chunk is known statically from the first layer's config.
+    after = [blocks[0].attention.residual_attention != "none" and
+             path in blocks[0].attention.residual_paths for path in ("local", "global")]
+    outs = tf.recompute_grad(run)(long_x, global_x, *[s for s in scores if s is not None])
+    outs = list(outs)
+    long_x, global_x = outs[0], outs[1]
+    rest = outs[2:]
+    new_scores = [rest.pop(0) if a else None for a in after]
+    return long_x, global_x, new_scores
+
+  def get_config(self):
+    return {"config": self.etc_config.to_dict(), "implementation": self.implementation,
+            "name": self.name}
+
+  @classmethod
+  def from_config(cls, config, custom_objects=None):
+    return cls(**config)

@@ -1,0 +1,94 @@
+"""Pure tensor functions on hand-made tensors."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import numpy_reference as ref
+from etc_realformer import ops
+
+
+def test_relative_ids_by_hand():
+  # k = 2: 0 same; 1, 2 to the right (clipped at 2); 3, 4 to the left (clipped at 4).
+  np.testing.assert_array_equal(ops.window_relative_ids(3, 2), [4, 4, 3, 0, 1, 2, 2])
+  np.testing.assert_array_equal(
+      ops.full_relative_ids(3, 4, 2),
+      [[0, 1, 2, 2],
+       [3, 0, 1, 2],
+       [4, 3, 0, 1]])
+  assert (ops.other_sentence_id(12), ops.own_sentence_id(12), ops.unordered_context_id(12)) == (
+      25, 26, 27)
+
+
+def test_blocking_round_trip_and_neighbours():
+  x = tf.reshape(tf.range(2 * 7), [2, 7])  # [B, L]
+  blocked = ops.split_into_blocks(x, 3)  # [2, 3, 3], padded with zeros
+  np.testing.assert_array_equal(blocked[0], [[0, 1, 2], [3, 4, 5], [6, 0, 0]])
+  np.testing.assert_array_equal(ops.merge_blocks(blocked, 7), x)
+  three = ops.concat_neighbor_blocks(blocked)  # [2, 3, 9]
+  np.testing.assert_array_equal(three[0, 0], [0, 0, 0, 0, 1, 2, 3, 4, 5])
+  np.testing.assert_array_equal(three[0, 2], [3, 4, 5, 6, 0, 0, 0, 0, 0])
+
+
+@pytest.mark.parametrize("radius,length", [(1, 5), (2, 7), (3, 12), (4, 3)])
+def test_window_to_blocked_matches_explicit_loops(radius, length):
+  rng = np.random.default_rng(radius)
+  window = rng.integers(1, 100, (2, length, 2 * radius + 1)).astype(np.int32)
+  b = radius + 1
+  got = ops.window_to_blocked(tf.constant(window), radius).numpy()
+  nb = -(-length // b)
+  assert got.shape == (2, nb, b, 3 * b)
+  expected = np.zeros_like(got)
+  for n in range(nb):
+    for q in range(b):
+      i = n * b + q
+      if i >= length:
+        continue
+      for s in range(2 * radius + 1):
+        expected[:, n, q, q + 1 + s] = window[:, i, s]  # key i + s - r sits at slot q + 1 + s
+  np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("radius,length", [(1, 5), (3, 6), (5, 4)])
+def test_window_to_dense_matches_reference(radius, length):
+  rng = np.random.default_rng(length)
+  window = rng.integers(1, 100, (2, length, 2 * radius + 1)).astype(np.int32)
+  np.testing.assert_array_equal(ops.window_to_dense(tf.constant(window)),
+                                ref.window_to_dense(window))
+
+
+def test_side_inputs_from_breakpoints_by_hand():
+  # One row: long tokens 0-2 are example A, 3-4 example B, 5 padding.
+  # Global tokens 0 (A), 1 (B), 2 padding. Sentence ids: A's tokens -> 0, B's -> 1.
+  long_bp = tf.constant([[0, 0, 1, 0, 1, 0]])
+  global_bp = tf.constant([[1, 1, 0]])
+  np.testing.assert_array_equal(ops.example_ids_from_breakpoints(long_bp), [[2, 2, 2, 1, 1, 0]])
+  sentence_ids = tf.constant([[0, 0, 0, 1, 1, 0]])
+  side = ops.make_side_inputs(ops.example_ids_from_breakpoints(long_bp),
+                              ops.example_ids_from_breakpoints(global_bp), sentence_ids,
+                              local_radius=1, relative_pos_max_distance=2,
+                              use_hard_g2l_mask=True)
+  # l2l window slots (-1, 0, +1); the padding token 5 sees only itself.
+  np.testing.assert_array_equal(side["l2l_att_mask"][0], [
+      [0, 1, 1], [1, 1, 1], [1, 1, 0], [0, 1, 1], [1, 1, 0], [0, 1, 0]])
+  np.testing.assert_array_equal(side["l2g_att_mask"][0], [
+      [1, 0, 0], [1, 0, 0], [1, 0, 0], [0, 1, 0], [0, 1, 0], [0, 0, 0]])
+  # Hard g2l: a global token sees only the long tokens it owns.
+  np.testing.assert_array_equal(side["g2l_att_mask"][0], [
+      [1, 1, 1, 0, 0, 0], [0, 0, 0, 1, 1, 0], [0, 0, 0, 0, 0, 0]])
+  np.testing.assert_array_equal(side["g2g_att_mask"][0], [[1, 0, 0], [0, 1, 0], [0, 0, 1]])
+  # k = 2: own sentence id 6, other sentence id 5.
+  np.testing.assert_array_equal(side["l2g_relative_att_ids"][0, :, 0], [6, 6, 6, 5, 5, 6])
+  np.testing.assert_array_equal(side["l2l_relative_att_ids"][0, 0], [3, 0, 1])
+  np.testing.assert_array_equal(side["g2g_relative_att_ids"][0], [[0, 1, 2], [3, 0, 1],
+                                                                  [4, 3, 0]])
+
+
+def test_hard_l2g_and_missing_sentence_ids():
+  ids = tf.constant([[1, 1, 1, 1]])
+  side = ops.make_side_inputs(ids, tf.constant([[1, 1]]), tf.constant([[0, 0, 1, 1]]), 1, 2,
+                              use_hard_l2g_mask=True)
+  np.testing.assert_array_equal(side["l2g_att_mask"][0], [[1, 0], [1, 0], [0, 1], [0, 1]])
+  np.testing.assert_array_equal(side["g2l_att_mask"][0], [[1, 1, 1, 1], [1, 1, 1, 1]])
+  with pytest.raises(ValueError, match="sentence_ids"):
+    ops.make_side_inputs(ids, tf.constant([[1, 1]]), None, 1, 2, use_hard_g2l_mask=True)
