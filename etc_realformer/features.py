@@ -69,13 +69,13 @@ def check_features(features: Mapping[str, tf.Tensor], config: EtcConfig) -> Dict
   given_side = [n for n in SIDE_INPUT_NAMES if n in features]
   needed_side = [n for n in SIDE_INPUT_NAMES
                  if n.endswith("att_mask") or config.relative_vocab_size]
-  if given_side and sorted(set(needed_side) - set(given_side)):
-    missing = sorted(set(needed_side) - set(given_side))
+  missing = sorted(set(needed_side) - set(given_side))
+  if given_side and missing:
     raise ValueError(f"Side inputs are given only in part: missing {missing}. Give all of them "
                      "or none (then they are derived from breakpoints and sentence_ids).")
 
   out = {}
-  for name, (axis1, axis2) in FEATURE_SHAPES.items():
+  for name in FEATURE_SHAPES:
     if name not in features or features[name] is None:
       continue
     value = features[name]

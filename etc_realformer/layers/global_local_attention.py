@@ -35,6 +35,12 @@ _KEY_STREAM = {"l2l": "long", "l2g": "global", "g2g": "global", "g2l": "long"}
 MASK_VALUE = -10000.0
 
 
+def _input_stream(key: str) -> str:
+  """The stream ('long' | 'global') that projection '<component>_<q|k|v>' is applied to."""
+  component, p = key.split("_")
+  return _QUERY_STREAM[component] if p == "q" else _KEY_STREAM[component]
+
+
 def projection_names(share_qkv_projections: bool, share_kv_projections: bool) -> Dict[str, str]:
   """Maps '<component>_<q|k|v>' to the name of the weight that implements it.
 
@@ -168,8 +174,7 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     inputs = {"long": long_input, "global": global_input}
     wanted = {"long": [], "global": []}  # weight names applied to each stream, de-duplicated
     for key, name in self._names.items():
-      component, p = key.split("_")
-      stream = _QUERY_STREAM[component] if p == "q" else _KEY_STREAM[component]
+      stream = _input_stream(key)
       if name not in wanted[stream]:
         wanted[stream].append(name)
     projected = {}
@@ -179,12 +184,7 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
       both = tf.einsum("bnx,xhd->bnhd", inputs[stream], kernel) + bias  # [B, N, n*h, d]
       for name, part in zip(names, tf.split(both, len(names), axis=2)):
         projected[(stream, name)] = part  # [B, N, h, d]
-    out = {}
-    for key, name in self._names.items():
-      component, p = key.split("_")
-      stream = _QUERY_STREAM[component] if p == "q" else _KEY_STREAM[component]
-      out[key] = projected[(stream, name)]
-    return out
+    return {key: projected[(_input_stream(key), name)] for key, name in self._names.items()}
 
   def _output(self, context, stream):
     name = "out" if self.share_att_output_projection else f"{stream}_out"
@@ -212,6 +212,10 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     logits = tf.einsum("...hd,mhd->...hm", queries, tf.cast(self.memory_keys, queries.dtype))
     perm = [0, rank - 2] + list(range(1, rank - 2)) + [rank - 1]
     return tf.transpose(logits, perm)
+
+  def _memory_mask(self, like):
+    """All-ones [..., M] mask (memory keys are never masked) shaped like `like` [..., K]."""
+    return tf.ones_like(like[..., :1]) * tf.ones([self.num_persistent_memory], tf.int32)
 
   def _residual(self, scores, prev, path):
     """Returns (softmax input without mask, carried stream or None)."""
@@ -282,8 +286,7 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
       logits[1] += self._relative_logits(q_global, l2g_ids, "long", 2)
     if self.num_persistent_memory:
       logits.append(self._memory_logits(q_local))  # [B, h, nb, b, M]
-      masks.append(tf.ones_like(masks[1][..., :1]) *
-                   tf.ones([self.num_persistent_memory], tf.int32))
+      masks.append(self._memory_mask(masks[1]))
     scores = tf.concat(logits, axis=-1)  # [B, h, nb, b, 3b + G (+ M)]
     mask = tf.concat(masks, axis=-1)  # [B, nb, b, 3b + G (+ M)]
     att, carry = self._residual(scores, prev, "local")
@@ -322,10 +325,9 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     second_len = blocking.static_or_dynamic(p[f"{components[1]}_k"], 1)
     if self.num_persistent_memory:
       logits.append(self._memory_logits(p[f"{components[0]}_q"]))  # [B, h, Q, M]
-      masks.append(tf.ones_like(masks[1][..., :1]) *
-                   tf.ones([self.num_persistent_memory], tf.int32))
+      masks.append(self._memory_mask(masks[1]))
     scores = tf.concat(logits, axis=-1)  # [B, h, Q, K1 + K2 (+ M)]
-    mask = tf.concat([tf.cast(m, tf.int32) for m in masks], axis=-1)  # [B, Q, K]
+    mask = tf.concat(masks, axis=-1)  # [B, Q, K]
     att, carry = self._residual(scores, prev, path)
     probs, dropped = self._softmax(att, mask, training)
     context = (
