@@ -1,3 +1,4 @@
-"""Models composed of the layers: the encoder (and later the pretraining model)."""
+"""Models composed of the layers: the encoder and the pretraining model (MLM + CPC)."""
 
 from etc_realformer.models.encoder import EtcModel
+from etc_realformer.models.pretraining import EtcPretrainingModel

@@ -1,0 +1,1 @@
+"""Data: tokenisation, corpora, pretraining examples and TFRecord I/O."""

@@ -1,0 +1,155 @@
+"""Pretraining TFRecord shards: writing (atomic) and reading into per-worker batches.
+
+Shards are `<prefix>-00000-of-00004.tfrecord`; next to them `data_config.json` records the
+PretrainingDataConfig and vocab size they were made with, so the trainer knows every feature's
+length without being told again.
+
+Reading is deterministic: records are read in file order, optionally shuffled with a fixed seed,
+grouped into GLOBAL batches, and each worker keeps its own contiguous slice of every global
+batch. So step s sees the same global batch whatever the number of workers, which is what makes
+a 2-process run equal to a 1-process run, and resuming at step s is `skip(s)` global batches.
+"""
+
+import dataclasses
+import glob
+import json
+import os
+from typing import Dict, Iterable, List, Optional
+
+import numpy as np
+import tensorflow as tf
+
+from etc_realformer.data import pretraining_examples as pe
+
+DATA_CONFIG_FILE = "data_config.json"
+
+
+def shard_paths(prefix: str, num_shards: int) -> List[str]:
+  return [f"{prefix}-{i:05d}-of-{num_shards:05d}.tfrecord" for i in range(num_shards)]
+
+
+def to_tf_example(example: Dict[str, np.ndarray]) -> tf.train.Example:
+  feature = {}
+  for name, value in example.items():
+    if name in pe.FLOAT_FEATURES:
+      feature[name] = tf.train.Feature(float_list=tf.train.FloatList(value=value.tolist()))
+    else:
+      feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=value.tolist()))
+  return tf.train.Example(features=tf.train.Features(feature=feature))
+
+
+def write_shards(examples: Iterable[Dict[str, np.ndarray]], prefix: str, num_shards: int,
+                 progress_every: int = 0, log=print) -> int:
+  """Writes examples round-robin into `num_shards` files; returns the number written.
+
+  Each shard is written under a temporary name and renamed when complete, so a crash never
+  leaves a truncated shard under a final name.
+  """
+  paths = shard_paths(prefix, num_shards)
+  os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
+  tmp_paths = [p + ".tmp" for p in paths]
+  writers = [tf.io.TFRecordWriter(p) for p in tmp_paths]
+  count = 0
+  try:
+    for example in examples:
+      writers[count % num_shards].write(to_tf_example(example).SerializeToString())
+      count += 1
+      if progress_every and count % progress_every == 0:
+        log(f"  {count} examples written")
+  finally:
+    for w in writers:
+      w.close()
+  for tmp, final in zip(tmp_paths, paths):
+    os.replace(tmp, final)
+  return count
+
+
+def write_data_config(directory: str, config: pe.PretrainingDataConfig, vocab_size: int,
+                      extra: Optional[dict] = None) -> str:
+  path = os.path.join(directory, DATA_CONFIG_FILE)
+  payload = {"data_config": dataclasses.asdict(config), "vocab_size": int(vocab_size)}
+  payload.update(extra or {})
+  tmp = path + ".tmp"
+  with open(tmp, "w") as f:
+    json.dump(payload, f, indent=2, sort_keys=True)
+  os.replace(tmp, path)
+  return path
+
+
+def read_data_config(directory: str):
+  """-> (PretrainingDataConfig, vocab_size) saved next to the shards in `directory`."""
+  path = os.path.join(directory, DATA_CONFIG_FILE)
+  if not os.path.exists(path):
+    raise FileNotFoundError(f"{path}: missing; it is written by "
+                            "`python -m etc_realformer.create_pretraining_data` next to the shards")
+  with open(path) as f:
+    payload = json.load(f)
+  try:
+    return pe.PretrainingDataConfig(**payload["data_config"]), int(payload["vocab_size"])
+  except (KeyError, TypeError) as e:
+    raise ValueError(f"{path}: not a pretraining data config ({e})") from None
+
+
+def expand_files(patterns) -> List[str]:
+  """Comma-separated or listed glob patterns -> sorted file list; an empty match is an error."""
+  if isinstance(patterns, str):
+    patterns = [p for p in patterns.split(",") if p]
+  files = []
+  for pattern in patterns:
+    matched = sorted(glob.glob(pattern))
+    if not matched:
+      raise FileNotFoundError(f"no files match {pattern!r}")
+    files.extend(matched)
+  return files
+
+
+def parse_batch(serialized: tf.Tensor, config: pe.PretrainingDataConfig) -> Dict[str, tf.Tensor]:
+  """[batch] serialized tf.Examples -> dict of int32 / float32 tensors [batch, length]."""
+  spec = {}
+  for name, length in pe.feature_lengths(config).items():
+    dtype = tf.float32 if name in pe.FLOAT_FEATURES else tf.int64
+    spec[name] = tf.io.FixedLenFeature([length], dtype)
+  parsed = tf.io.parse_example(serialized, spec)
+  out = {name: (value if value.dtype == tf.float32 else tf.cast(value, tf.int32))
+         for name, value in parsed.items()}
+  out["cpc_sentence_token_ids"] = tf.reshape(
+      out["cpc_sentence_token_ids"], [-1, config.max_cpc_per_seq, config.cpc_sentence_len])
+  return out
+
+
+def make_dataset(files: List[str], config: pe.PretrainingDataConfig, global_batch_size: int,
+                 num_slices: int = 1, slice_index: int = 0, shuffle_buffer: int = 0,
+                 seed: int = 0, repeat: bool = True, skip_batches: int = 0) -> tf.data.Dataset:
+  """Batches of this worker's slice: [global_batch_size / num_slices, ...] per element.
+
+  Args:
+    files: TFRecord shards, read in this order.
+    global_batch_size: examples per step over all workers; must divide by num_slices.
+    num_slices, slice_index: how many equal parts each global batch is cut into and which one
+      this input pipeline keeps (contiguous: slice i = examples [i*b, (i+1)*b)).
+    shuffle_buffer: 0 = file order; otherwise a seeded shuffle (same order on every worker).
+    skip_batches: global batches to skip (resume).
+  """
+  if global_batch_size % num_slices:
+    raise ValueError(f"global_batch_size: {global_batch_size} does not divide into "
+                     f"{num_slices} workers/replicas")
+  per_slice = global_batch_size // num_slices
+  ds = tf.data.TFRecordDataset(files)
+  if shuffle_buffer:
+    ds = ds.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
+  if repeat:
+    ds = ds.repeat()
+  ds = ds.batch(global_batch_size, drop_remainder=True)
+  if skip_batches:
+    ds = ds.skip(skip_batches)
+  start = slice_index * per_slice
+  ds = ds.map(lambda batch: batch[start:start + per_slice])
+  ds = ds.map(lambda batch: parse_batch(batch, config), num_parallel_calls=tf.data.AUTOTUNE)
+  options = tf.data.Options()
+  options.deterministic = True
+  options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
+  return ds.with_options(options).prefetch(2)
+
+
+def count_records(files: List[str]) -> int:
+  return sum(1 for f in files for _ in tf.data.TFRecordDataset(f))

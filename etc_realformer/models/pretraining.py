@@ -1,0 +1,161 @@
+"""EtcPretrainingModel: encoder + MLM head (tied) + CPC head, trained with Keras model.fit.
+
+Losses (all float32, even under mixed precision):
+- MLM: cross entropy of the masked pieces; averaged within each example, then over the batch.
+- CPC (InfoNCE): the global output at each hidden sentence's CPC_MASK token must score its own
+  sentence, encoded on its own by the same encoder (mean of its long-token outputs), above the
+  other hidden sentences in the batch (in-batch negatives). Averaged within each example, then over the batch.
+- loss = mlm_loss_weight * MLM + cpc_loss_weight * CPC (0.8 / 0.2 by default).
+
+Averaging per example first and then over a FIXED batch size makes the loss of a global batch
+exactly the mean of the losses of its equal slices, so data-parallel training (gradients
+averaged over workers) matches one process on the global batch. CPC negatives are the hidden
+sentences of the same replica batch; `cpc_group_size` > 0 restricts them to groups of that many
+consecutive examples, so one process can reproduce an N-worker run exactly (group size = the
+per-worker batch).
+"""
+
+from typing import Any, Dict, Union
+
+import tensorflow as tf
+import tf_keras
+
+from etc_realformer.config import EtcConfig
+from etc_realformer.data import vocab
+from etc_realformer.layers.heads import CpcHead, MlmHead
+from etc_realformer.layers.scopes import build_in_scope
+from etc_realformer.models.encoder import EtcModel
+
+_NEG = -1e9
+
+
+class EtcPretrainingModel(tf_keras.Model):
+  """Wraps an EtcModel with the MLM and CPC objectives; `fit` it on pretraining batches."""
+
+  def __init__(self, config: Union[EtcConfig, Dict[str, Any]], mlm_loss_weight: float = 0.8,
+               cpc_loss_weight: float = 0.2, cpc_group_size: int = 0,
+               implementation: str = "blocked", **kwargs):
+    super().__init__(**kwargs)
+    if not isinstance(config, EtcConfig):
+      config = EtcConfig.from_dict(dict(config))
+    self.etc_config = config
+    self.mlm_loss_weight = float(mlm_loss_weight)
+    self.cpc_loss_weight = float(cpc_loss_weight)
+    self.cpc_group_size = int(cpc_group_size)
+    self.implementation = implementation
+    self.encoder = EtcModel(config, implementation=implementation, name="encoder")
+    self.mlm_head = MlmHead(config.hidden_size, config.embedding_size or config.hidden_size, config.vocab_size,
+                            hidden_act=config.hidden_act,
+                            initializer_range=config.initializer_range, name="mlm_head")
+    self.cpc_head = CpcHead(config.hidden_size, initializer_range=config.initializer_range,
+                            name="cpc_head")
+    self.tracked = {name: tf_keras.metrics.Mean(name) for name in
+                    ("loss", "mlm_loss", "cpc_loss", "mlm_accuracy", "cpc_accuracy")}
+
+  def build(self, input_shape=None):
+    build_in_scope(self.encoder, None)
+    build_in_scope(self.mlm_head, None)
+    build_in_scope(self.cpc_head, None)
+    self.built = True
+
+  @property
+  def metrics(self):
+    return list(self.tracked.values())
+
+  def call(self, features, training=None):
+    """-> dict with mlm_logits [B, P, V] and cpc_logits [B, C, B*C] (float32)."""
+    encoder_features = {k: features[k] for k in
+                        ("token_ids", "global_token_ids", "sentence_ids", "long_breakpoints",
+                         "global_breakpoints", "segment_ids", "global_segment_ids")
+                        if k in features}
+    out = self.encoder(encoder_features, training=training)
+    long_out, global_out = out["long_output"], out["global_output"]
+    masked = tf.gather(long_out, features["masked_lm_positions"], batch_dims=1)  # [B, P, H]
+    mlm_logits = self.mlm_head(masked, self.encoder.embeddings.token_table)  # [B, P, V]
+
+    queries = tf.gather(global_out, features["cpc_global_positions"], batch_dims=1)  # [B, C, H]
+    sentences = features["cpc_sentence_token_ids"]                                  # [B, C, S]
+    sent_len = sentences.shape[2]
+    flat = tf.reshape(sentences, [-1, sent_len])                                   # [B*C, S]
+    present = tf.cast(tf.reduce_any(tf.not_equal(flat, 0), axis=1, keepdims=True), tf.int32)
+    alone = self.encoder({"token_ids": flat, "global_token_ids": present * vocab.SENTENCE_ID,
+                          "sentence_ids": tf.zeros_like(flat)}, training=training)
+    # The sentence's encoding: mean of its long-token outputs (distinct per sentence from the
+    # first step, unlike its single global token, whose output starts out nearly the same for
+    # every sentence and would leave InfoNCE without a gradient).
+    real = tf.cast(tf.not_equal(flat, 0), alone["long_output"].dtype)[:, :, None]  # [B*C, S, 1]
+    keys = (tf.reduce_sum(alone["long_output"] * real, 1)
+            / tf.maximum(tf.reduce_sum(real, 1), 1.0))                             # [B*C, H]
+    cpc_logits = self.cpc_head(queries, keys)                                      # [B, C, B*C]
+    return {"mlm_logits": tf.cast(mlm_logits, tf.float32),
+            "cpc_logits": tf.cast(cpc_logits, tf.float32)}
+
+  def compute_losses(self, features, outputs):
+    """Per-batch losses and accuracies (scalars) from call() outputs."""
+    # MLM.
+    weights = features["masked_lm_weights"]                                        # [B, P]
+    labels = features["masked_lm_ids"]
+    logits = outputs["mlm_logits"]
+    ce = tf_keras.backend.sparse_categorical_crossentropy(labels, logits, from_logits=True)
+    per_example = tf.reduce_sum(ce * weights, 1) / tf.maximum(tf.reduce_sum(weights, 1), 1.0)
+    mlm_loss = tf.reduce_mean(per_example)
+    correct = tf.cast(tf.equal(tf.argmax(logits, -1, output_type=tf.int32), labels), tf.float32)
+    mlm_acc = tf.math.divide_no_nan(tf.reduce_sum(correct * weights), tf.reduce_sum(weights))
+
+    # CPC: candidates are the B*C hidden sentences of the batch (padding slots masked out).
+    cpc_w = features["cpc_weights"]                                                # [B, C]
+    cpc_logits = outputs["cpc_logits"]                                             # [B, C, N]
+    batch = tf.shape(cpc_w)[0]
+    num_cpc = tf.shape(cpc_w)[1]
+    cand_w = tf.reshape(cpc_w, [1, 1, -1])                                         # [1, 1, N]
+    allowed = cand_w > 0
+    if self.cpc_group_size:
+      group_of_query = tf.range(batch) // self.cpc_group_size                      # [B]
+      group_of_cand = tf.range(batch * num_cpc) // (num_cpc * self.cpc_group_size)  # [N]
+      allowed &= tf.equal(group_of_query[:, None, None], group_of_cand[None, None, :])
+    cpc_logits = tf.where(allowed, cpc_logits, _NEG)
+    targets = tf.reshape(tf.range(batch * num_cpc), [batch, num_cpc])             # [B, C]
+    cpc_ce = tf_keras.backend.sparse_categorical_crossentropy(targets, cpc_logits,
+                                                              from_logits=True)
+    cpc_per_example = (tf.reduce_sum(cpc_ce * cpc_w, 1)
+                       / tf.maximum(tf.reduce_sum(cpc_w, 1), 1.0))
+    cpc_loss = tf.reduce_mean(cpc_per_example)
+    cpc_correct = tf.cast(tf.equal(tf.argmax(cpc_logits, -1, output_type=tf.int32), targets),
+                          tf.float32)
+    cpc_acc = tf.math.divide_no_nan(tf.reduce_sum(cpc_correct * cpc_w), tf.reduce_sum(cpc_w))
+
+    loss = self.mlm_loss_weight * mlm_loss + self.cpc_loss_weight * cpc_loss
+    return {"loss": loss, "mlm_loss": mlm_loss, "cpc_loss": cpc_loss,
+            "mlm_accuracy": mlm_acc, "cpc_accuracy": cpc_acc}
+
+  def _update_metrics(self, values):
+    for name, metric in self.tracked.items():
+      metric.update_state(values[name])
+    return {name: metric.result() for name, metric in self.tracked.items()}
+
+  def train_step(self, data):
+    with tf.GradientTape() as tape:
+      values = self.compute_losses(data, self(data, training=True))
+      # Under tf.distribute the optimizer sums replica gradients; Horovod's optimizer averages.
+      replicas = tf.distribute.get_strategy().num_replicas_in_sync
+      loss = values["loss"] / tf.cast(replicas, values["loss"].dtype)
+    variables = self.trainable_variables
+    # compute_gradients (not tape.gradient) so a Horovod DistributedOptimizer can allreduce and
+    # a LossScaleOptimizer can scale.
+    grads_and_vars = self.optimizer.compute_gradients(loss, variables, tape=tape)
+    self.optimizer.apply_gradients(grads_and_vars)
+    # This step's own values (callbacks average them over their logging window); the Mean
+    # metrics are for evaluate(), which averages over the whole dataset.
+    return values
+
+  def test_step(self, data):
+    return self._update_metrics(self.compute_losses(data, self(data, training=False)))
+
+  def get_config(self):
+    return {"config": self.etc_config.to_dict(), "mlm_loss_weight": self.mlm_loss_weight,
+            "cpc_loss_weight": self.cpc_loss_weight, "cpc_group_size": self.cpc_group_size,
+            "implementation": self.implementation, "name": self.name}
+
+  @classmethod
+  def from_config(cls, config, custom_objects=None):
+    return cls(**config)

@@ -1,0 +1,1 @@
+"""Training utilities: optimizers, schedules, callbacks, distribution."""

@@ -1,0 +1,145 @@
+"""One training script, four ways to run it: none | horovod | mirrored | multi_worker_mirrored.
+
+`Distribution` hides the differences the trainer cares about:
+- where variables are created (`scope()`),
+- how the optimizer combines gradients (Horovod wraps it in DistributedOptimizer, which
+  averages; tf.distribute sums replica gradients, and the model divides its loss by the number
+  of replicas),
+- which slice of every global batch this process feeds (`dataset(make)`),
+- who writes checkpoints and logs (`is_chief`), and the Keras callbacks Horovod needs.
+
+Every worker reads the same global batches and keeps its contiguous slice (see
+data/tfrecords.py), so a run gives the same updates whatever the number of workers.
+"""
+
+import contextlib
+import json
+import os
+from typing import Callable, List
+
+import tensorflow as tf
+import tf_keras
+
+CHOICES = ("none", "horovod", "mirrored", "multi_worker_mirrored")
+
+
+class Distribution:
+  """Set-up for one of CHOICES; create it once, before any model or dataset."""
+
+  def __init__(self, kind: str = "none"):
+    kind = (kind or "none").lower()
+    if kind not in CHOICES:
+      raise ValueError(f"distribution: {kind!r} is not one of {', '.join(CHOICES)}")
+    self.kind = kind
+    self.hvd = None
+    self.strategy = None
+    if kind == "horovod":
+      try:
+        import horovod.tensorflow.keras as hvd  # pylint: disable=g-import-not-at-top
+      except ImportError as e:
+        raise ImportError("distribution=horovod needs Horovod built against this TensorFlow; "
+                          "run `bash .ci/build_horovod.sh` (see README, Horovod)") from e
+      hvd.init()
+      self.hvd = hvd
+      gpus = tf.config.list_physical_devices("GPU")
+      if gpus:  # one GPU per process
+        tf.config.set_visible_devices(gpus[hvd.local_rank() % len(gpus)], "GPU")
+    elif kind == "mirrored":
+      self.strategy = tf.distribute.MirroredStrategy()
+    elif kind == "multi_worker_mirrored":
+      if "TF_CONFIG" not in os.environ:
+        raise ValueError("distribution=multi_worker_mirrored needs the TF_CONFIG environment "
+                         "variable (cluster worker addresses and this worker's task index)")
+      self.strategy = tf.distribute.MultiWorkerMirroredStrategy()
+
+  # Who am I.
+  @property
+  def num_workers(self) -> int:
+    """Processes that feed data (one input pipeline each)."""
+    if self.hvd is not None:
+      return self.hvd.size()
+    if self.kind == "multi_worker_mirrored":
+      return len(json.loads(os.environ["TF_CONFIG"])["cluster"].get("worker", [])) or 1
+    return 1
+
+  @property
+  def worker_index(self) -> int:
+    if self.hvd is not None:
+      return self.hvd.rank()
+    if self.kind == "multi_worker_mirrored":
+      return int(json.loads(os.environ["TF_CONFIG"])["task"]["index"])
+    return 0
+
+  @property
+  def num_replicas(self) -> int:
+    """Model copies that each take a slice of the global batch."""
+    if self.hvd is not None:
+      return self.hvd.size()
+    return self.strategy.num_replicas_in_sync if self.strategy is not None else 1
+
+  @property
+  def is_chief(self) -> bool:
+    return self.worker_index == 0
+
+  def scope(self):
+    return self.strategy.scope() if self.strategy is not None else contextlib.nullcontext()
+
+  # Training pieces.
+  def wrap_optimizer(self, optimizer):
+    """Horovod: DistributedOptimizer (allreduce-average of gradients). Others: unchanged."""
+    if self.hvd is None:
+      return optimizer
+    excluded = getattr(optimizer, "_exclude_from_weight_decay_names", None)
+    wrapped = self.hvd.DistributedOptimizer(optimizer)
+    # Horovod rebuilds the optimizer from get_config, which drops AdamW's decay exclusions.
+    if excluded and not getattr(wrapped, "_exclude_from_weight_decay_names", None):
+      wrapped.exclude_from_weight_decay(var_names=list(excluded))
+    return wrapped
+
+  def callbacks(self) -> List:
+    if self.hvd is None:
+      return []
+    # Horovod's own MetricAverageCallback reaches for Keras 3's backend; average here instead.
+    return [self.hvd.callbacks.BroadcastGlobalVariablesCallback(0), _HorovodMetricAverage()]
+
+  def broadcast_variables(self, variables):
+    """Horovod: copy rank 0's values (after a restore, before training) to every rank."""
+    if self.hvd is not None and self.hvd.size() > 1:
+      import horovod.tensorflow as hvd_tf  # pylint: disable=g-import-not-at-top
+      hvd_tf.broadcast_variables(variables, root_rank=0)
+
+  def dataset(self, make: Callable[[int, int], tf.data.Dataset], global_batch_size: int):
+    """`make(num_slices, slice_index)` -> batches of one slice of each global batch.
+
+    Returns what model.fit takes: a tf.data.Dataset for none/horovod, a distributed dataset
+    for tf.distribute (each replica gets its own contiguous slice).
+    """
+    if self.strategy is None:
+      return make(self.num_workers, self.worker_index)
+    replicas = self.strategy.num_replicas_in_sync
+
+    def fn(context: tf.distribute.InputContext):
+      pipelines = context.num_input_pipelines
+      per_pipeline = replicas // pipelines
+      ds = make(pipelines, context.input_pipeline_id)
+      if per_pipeline == 1:
+        return ds
+      # Split this pipeline's slice into consecutive per-replica batches (round-robin order).
+      return ds.unbatch().batch(global_batch_size // replicas, drop_remainder=True)
+
+    options = tf.distribute.InputOptions(experimental_fetch_to_device=True)
+    return self.strategy.distribute_datasets_from_function(fn, options)
+
+  def describe(self) -> str:
+    return (f"distribution={self.kind}: {self.num_workers} worker(s), {self.num_replicas} "
+            f"replica(s), this is worker {self.worker_index}")
+
+
+class _HorovodMetricAverage(tf_keras.callbacks.Callback):
+  """Replaces each epoch-end log value by its average over the Horovod ranks."""
+
+  def on_epoch_end(self, epoch, logs=None):
+    import horovod.tensorflow as hvd_tf  # pylint: disable=g-import-not-at-top
+    for name in sorted(logs or {}):
+      value = tf.constant(float(logs[name]), tf.float32)
+      logs[name] = float(hvd_tf.allreduce(value, op=hvd_tf.Average, name=f"avg_{name}").numpy())

@@ -1,0 +1,58 @@
+"""Shared set-up for the pretraining tests: tiny shards from the generated corpus, run configs."""
+
+import copy
+import json
+import os
+import subprocess
+import sys
+
+from etc_realformer import EtcConfig
+from etc_realformer.data import pretraining_data
+from etc_realformer.data import pretraining_examples as pe
+from etc_realformer.data import synthetic_corpus
+from etc_realformer.data.tokenization import WordPieceTokenizer
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORKER = os.path.join(ROOT, "tests", "pretrain_worker.py")
+DATA_CONFIG = pe.PretrainingDataConfig(long_seq_len=64, global_seq_len=8,
+                                       max_predictions_per_seq=12, max_cpc_per_seq=2,
+                                       cpc_sentence_len=12)
+
+
+def make_tiny_data(directory, num_documents=40, data_config=DATA_CONFIG):
+  corpus = os.path.join(directory, "corpus.txt")
+  synthetic_corpus.write_corpus(corpus, num_documents=num_documents, seed=3)
+  data_dir = os.path.join(directory, "shards")
+  pretraining_data.convert_corpus(
+      [corpus], data_dir, WordPieceTokenizer(pretraining_data.EMBEDDED_VOCAB), data_config,
+      num_shards=2, seed=0, log=lambda *_: None)
+  return data_dir
+
+
+def tiny_run_config(train_data, **train):
+  model = EtcConfig.from_file(os.path.join(ROOT, "configs", "models", "tiny.yaml")).to_dict()
+  model.update(vocab_size=1088, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+  values = dict(train_data=train_data, batch_size=4, num_train_steps=3, warmup_steps=1,
+                learning_rate=0.01, optimizer="lamb", checkpoint_every=100, log_every=1,
+                shuffle_buffer=100, seed=7)
+  values.update(train)
+  return {"model": model, "train": values}
+
+
+def write_spec(path, run_config, output_dir, weights_out, distribution="none", **extra):
+  spec = dict(run_config=copy.deepcopy(run_config), output_dir=output_dir,
+              weights_out=weights_out, distribution=distribution, **extra)
+  with open(path, "w") as f:
+    json.dump(spec, f)
+  return path
+
+
+def worker_env():
+  env = dict(os.environ)
+  env.update(TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=ROOT)
+  return env
+
+
+def run_worker(spec_path, timeout=600, extra_args=(), env=None):
+  return subprocess.run([sys.executable, WORKER, spec_path, *extra_args], env=env or worker_env(),
+                        capture_output=True, text=True, timeout=timeout, check=False)
