@@ -17,6 +17,7 @@ setup(
     long_description=(_ROOT / "README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
     packages=find_packages(include=["etc_realformer", "etc_realformer.*", "tasks", "tasks.*"]),
+    package_data={"etc_realformer.data": ["embedded/*.txt"]},
     python_requires=">=3.10",
     install_requires=[
         "tensorflow==2.21.0",
@@ -26,8 +27,11 @@ setup(
         "absl-py>=2.1",
         "pyyaml>=6.0",
         "numpy",
+        "tensorboard",
     ],
     extras_require={
         "test": ["pytest==9.2.0"],
+        # Horovod 0.28.1 must be built from source against TensorFlow 2.21: .ci/build_horovod.sh
+        "horovod": ["cloudpickle", "psutil", "pyyaml", "packaging"],
     },
 )

@@ -10,6 +10,7 @@
 # seconds instead of compiling for about 8 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export TF_USE_LEGACY_KERAS=1  # horovod.tensorflow.keras works with tf-keras (Keras 2) only
 
 PY=.venv/bin/python
 HVD_VERSION=0.28.1

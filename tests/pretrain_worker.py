@@ -49,7 +49,8 @@ def main(spec_path):
   metrics = pretraining_run.run_pretraining(spec["run_config"], spec["output_dir"], dist,
                                             verbose=0, extra_callbacks=extra + [Capture()])
   out = spec["weights_out"].replace("{rank}", str(dist.worker_index))
-  np.savez(out, **{k.replace("/", "__"): v for k, v in captured["weights"].items()})
+  if "weights" in captured:  # (a run that was already finished trains nothing)
+    np.savez(out, **{k.replace("/", "__"): v for k, v in captured["weights"].items()})
   with open(out + ".json", "w") as f:
     json.dump(metrics, f)
 

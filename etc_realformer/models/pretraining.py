@@ -78,8 +78,12 @@ class EtcPretrainingModel(tf_keras.Model):
     sent_len = sentences.shape[2]
     flat = tf.reshape(sentences, [-1, sent_len])                                   # [B*C, S]
     present = tf.cast(tf.reduce_any(tf.not_equal(flat, 0), axis=1, keepdims=True), tf.int32)
+    # Same feature structure as the main call (a SavedModel keeps one signature per layer).
+    length = tf.reduce_sum(tf.cast(tf.not_equal(flat, 0), tf.int32), axis=1)       # [B*C]
+    last = tf.one_hot(length - 1, tf.shape(flat)[1], dtype=tf.int32)              # [B*C, S]
     alone = self.encoder({"token_ids": flat, "global_token_ids": present * vocab.SENTENCE_ID,
-                          "sentence_ids": tf.zeros_like(flat)}, training=training)
+                          "sentence_ids": tf.zeros_like(flat), "long_breakpoints": last,
+                          "global_breakpoints": present}, training=training)
     # The sentence's encoding: mean of its long-token outputs (distinct per sentence from the
     # first step, unlike its single global token, whose output starts out nearly the same for
     # every sentence and would leave InfoNCE without a gradient).
