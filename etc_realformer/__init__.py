@@ -10,4 +10,4 @@ __version__ = "0.1.0"
 from etc_realformer.config import EtcConfig  # pylint: disable=g-import-not-at-top
 from etc_realformer import layers  # pylint: disable=g-import-not-at-top
 from etc_realformer import ops  # pylint: disable=g-import-not-at-top
-from etc_realformer.models import EtcModel  # pylint: disable=g-import-not-at-top
+from etc_realformer.models import EtcModel, EtcPretrainingModel  # pylint: disable=g-import-not-at-top

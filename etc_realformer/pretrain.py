@@ -59,6 +59,7 @@ def main(argv):
     apply_overrides(run_config, FLAGS.set)
     if FLAGS.train_data:
       run_config["train"]["train_data"] = FLAGS.train_data
+    pretraining_run.TrainConfig.from_dict(run_config["train"], FLAGS.config)  # fail early
     distribution = distribution_lib.Distribution(FLAGS.distribution)
     if not run_config["train"].get("train_data"):
       data_config = pe.PretrainingDataConfig.from_dict(run_config["data"], FLAGS.config)

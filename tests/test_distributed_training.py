@@ -95,3 +95,16 @@ def test_multi_worker_mirrored_two_workers_match_one(data_dir, single_process_we
   # The non-chief's scratch checkpoint directory was removed.
   assert not any(n.startswith(".worker") for n in os.listdir(tmp_path / "run" / "checkpoints"))
   shutil.rmtree(tmp_path / "run", ignore_errors=True)
+
+
+def test_mirrored_strategy_matches_one_process(data_dir, single_process_weights, tmp_path):
+  # One CPU replica here: the strategy path (distributed dataset, replica-scaled loss, summed
+  # gradients) must give the same weights as no strategy at all.
+  config = fx.tiny_run_config(data_dir, cpc_group_size=2)
+  spec = fx.write_spec(str(tmp_path / "spec.json"), config, str(tmp_path / "run"),
+                       str(tmp_path / "w{rank}.npz"), distribution="mirrored")
+  result = fx.run_worker(spec)
+  assert result.returncode == 0, result.stderr[-3000:]
+  got = dict(np.load(str(tmp_path / "w0.npz")))
+  for name, value in single_process_weights.items():
+    np.testing.assert_allclose(got[name], value, rtol=0, atol=1e-6, err_msg=name)

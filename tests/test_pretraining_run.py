@@ -163,3 +163,16 @@ def test_jit_compile_with_horovod_is_refused(tmp_path):
   config = fx.tiny_run_config("unused", jit_compile=True)
   with pytest.raises(ValueError, match="jit_compile"):
     pretraining_run.run_pretraining(config, str(tmp_path), FakeHorovod())
+
+
+@pytest.mark.parametrize("switch", [{"jit_compile": True}, {"mixed_precision": "mixed_float16"},
+                                    {"mixed_precision": "mixed_bfloat16"}])
+def test_xla_and_mixed_precision_switches_train(tmp_path, switch):
+  data_dir = fx.make_tiny_data(str(tmp_path), num_documents=20)
+  config = fx.tiny_run_config(data_dir, num_train_steps=3, **switch)
+  losses = _Losses()
+  metrics = pretraining_run.run_pretraining(config, str(tmp_path / "run"), verbose=0,
+                                            extra_callbacks=[losses])
+  assert metrics["final_step"] == 3 and len(losses.mlm) == 3
+  assert all(np.isfinite(losses.mlm)) and 6.0 < losses.mlm[0] < 8.0
+  assert tf_keras.mixed_precision.global_policy().name == "float32"  # put back afterwards

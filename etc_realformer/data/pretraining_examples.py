@@ -34,6 +34,7 @@ from typing import Dict, Iterable, List, Sequence, Tuple
 import numpy as np
 
 from etc_realformer.data import vocab
+from etc_realformer.dataclass_utils import check_known_keys
 
 Word = Sequence[int]
 Sentence = Sequence[Word]
@@ -53,10 +54,7 @@ class PretrainingDataConfig:
 
   @classmethod
   def from_dict(cls, values, source="data config"):
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - names)
-    if unknown:
-      raise ValueError(f"{source}: unknown data key(s) {unknown}; known: {sorted(names)}")
+    check_known_keys(cls, values, source, "data")
     return cls(**values).validate()
 
   def validate(self):

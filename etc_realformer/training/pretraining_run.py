@@ -22,6 +22,7 @@ import tensorflow as tf
 import tf_keras
 
 from etc_realformer.config import EtcConfig
+from etc_realformer.dataclass_utils import check_known_keys
 from etc_realformer.data import tfrecords
 from etc_realformer.models.pretraining import EtcPretrainingModel
 from etc_realformer.training import callbacks as callbacks_lib
@@ -57,10 +58,7 @@ class TrainConfig:
 
   @classmethod
   def from_dict(cls, values: Dict[str, Any], source: str = "train config"):
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - names)
-    if unknown:
-      raise ValueError(f"{source}: unknown key(s) {unknown}; known: {sorted(names)}")
+    check_known_keys(cls, values, source, "train")
     config = cls(**values)
     config.validate(source)
     return config
@@ -127,7 +125,19 @@ def _optimizer(train: TrainConfig, distribution: Distribution):
 def run_pretraining(run_config: Dict[str, Any], output_dir: str,
                     distribution: Optional[Distribution] = None, verbose: int = 1,
                     extra_callbacks=()) -> Dict[str, Any]:
-  """Trains (or resumes) to train.num_train_steps; returns the final metrics dict."""
+  """Trains (or resumes) to train.num_train_steps; returns the final metrics dict.
+
+  The Keras mixed-precision policy is set from train.mixed_precision for the run and put back
+  afterwards.
+  """
+  previous_policy = tf_keras.mixed_precision.global_policy()
+  try:
+    return _run(run_config, output_dir, distribution, verbose, extra_callbacks)
+  finally:
+    tf_keras.mixed_precision.set_global_policy(previous_policy)
+
+
+def _run(run_config, output_dir, distribution, verbose, extra_callbacks):
   distribution = distribution or Distribution("none")
   model_config = EtcConfig.from_dict(dict(run_config["model"]))
   train = TrainConfig.from_dict(dict(run_config.get("train") or {}))
