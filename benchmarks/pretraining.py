@@ -44,7 +44,6 @@ CONFIGS = {
     "pre_ln": ("none", True),
 }
 BASELINE = "post_ln"
-MAX_CPC_PER_SEQ = 16
 CPC_SENTENCE_LEN = 32
 
 
@@ -317,6 +316,7 @@ def main():
   warmup = int(args.warmup_fraction * args.steps)
   # Leave the first steps out of the speed, but keep at least half of a short run timed.
   skip = max(1, min(args.skip_steps, args.steps // 2))
+  max_cpc = max(2, global_len // 10)  # about 10% of the sentences of a full row are hidden
 
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
   from etc_realformer import EtcConfig  # pylint: disable=g-import-not-at-top
@@ -328,7 +328,7 @@ def main():
   model_vocab = -(-vocab_size // 8) * 8  # 1085 pieces -> 1088
   data_config = pretraining_examples.PretrainingDataConfig(
       long_seq_len=args.long_len, global_seq_len=global_len,
-      max_predictions_per_seq=max_predictions, max_cpc_per_seq=MAX_CPC_PER_SEQ,
+      max_predictions_per_seq=max_predictions, max_cpc_per_seq=max_cpc,
       cpc_sentence_len=CPC_SENTENCE_LEN)
 
   temporary = not args.work_dir
@@ -392,7 +392,7 @@ def main():
           "steps": args.steps, "warmup_steps": warmup, "learning_rate": args.learning_rate,
           "optimizer": "lamb", "schedule": "linear warmup, linear decay to 0",
           "batch_size": args.batch_size, "long_len": args.long_len, "global_len": global_len,
-          "max_predictions_per_seq": max_predictions, "max_cpc_per_seq": MAX_CPC_PER_SEQ,
+          "max_predictions_per_seq": max_predictions, "max_cpc_per_seq": max_cpc,
           "cpc_sentence_len": CPC_SENTENCE_LEN, "num_layers": args.num_layers,
           "hidden_size": args.hidden_size, "num_heads": args.num_heads,
           "intermediate_size": args.intermediate_size, "local_radius": args.local_radius,
