@@ -47,4 +47,4 @@ else
   echo "== installing horovod from the wheel cache: $wheel"
 fi
 "$PY" -m pip install --quiet --no-deps "$wheel"
-"$PY" -c "import horovod.tensorflow.keras as hvd; print('horovod', hvd.__version__ if hasattr(hvd, '__version__') else '', 'ok')" 2>/dev/null
+"$PY" -c "import horovod.tensorflow.keras as hvd; import horovod; print('horovod', horovod.__version__, 'ok')" 2>/dev/null
