@@ -176,3 +176,24 @@ def test_xla_and_mixed_precision_switches_train(tmp_path, switch):
   assert metrics["final_step"] == 3 and len(losses.mlm) == 3
   assert all(np.isfinite(losses.mlm)) and 6.0 < losses.mlm[0] < 8.0
   assert tf_keras.mixed_precision.global_policy().name == "float32"  # put back afterwards
+
+
+def test_per_worker_batch_scales_the_learning_rate():
+  class TwoWorkers:
+    kind, num_workers = "none", 2
+
+    def wrap_optimizer(self, optimizer):
+      return optimizer
+
+  train = pretraining_run.TrainConfig(per_worker_batch_size=4, learning_rate=0.01,
+                                      warmup_steps=0, num_train_steps=10)
+  optimizer = pretraining_run._optimizer(train, TwoWorkers())  # pylint: disable=protected-access
+  assert abs(float(optimizer._learning_rate(0)) - 0.02) < 1e-9  # pylint: disable=protected-access
+  train = pretraining_run.TrainConfig(batch_size=8, learning_rate=0.01, warmup_steps=0,
+                                      num_train_steps=10)
+  optimizer = pretraining_run._optimizer(train, TwoWorkers())  # pylint: disable=protected-access
+  assert abs(float(optimizer._learning_rate(0)) - 0.01) < 1e-9  # pylint: disable=protected-access
+  # The logged learning rate is the schedule's value at the current step.
+  from etc_realformer.training.callbacks import current_learning_rate  # pylint: disable=g-import-not-at-top
+  optimizer.iterations.assign(5)
+  assert abs(current_learning_rate(optimizer) - 0.005) < 1e-9

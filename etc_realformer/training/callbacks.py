@@ -97,8 +97,13 @@ class TrainingLog(tf_keras.callbacks.Callback):
 
 
 def current_learning_rate(optimizer) -> float:
+  """The learning rate of the optimizer's next step (its schedule at `iterations`)."""
   optimizer = getattr(optimizer, "inner_optimizer", optimizer)
-  lr = optimizer.learning_rate
+  # The new Keras optimizers keep the schedule in `_learning_rate`; `learning_rate` is a
+  # variable refreshed only when a step is applied.
+  lr = getattr(optimizer, "_learning_rate", None)
+  if not isinstance(lr, tf_keras.optimizers.schedules.LearningRateSchedule):
+    lr = optimizer.learning_rate
   if isinstance(lr, tf_keras.optimizers.schedules.LearningRateSchedule):
     lr = lr(optimizer.iterations)
   return float(tf.convert_to_tensor(lr).numpy())
