@@ -24,6 +24,8 @@ import subprocess
 import sys
 import time
 
+from results_io import write_results  # benchmarks/ is on sys.path when run as a script
+
 HIDDEN, HEADS, FF, RADIUS = 768, 12, 3072, 84
 
 
@@ -204,12 +206,7 @@ def main():
             "intermediate": FF, "radius": RADIUS, "jit": args.jit, "repeats": args.repeats,
             "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
             "rows": rows, "summary": summary}
-  os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-  tmp = args.output + ".tmp"
-  with open(tmp, "w", encoding="utf-8") as f:
-    json.dump(result, f, indent=2)
-  os.replace(tmp, args.output)
-  print(f"\nwrote {args.output}")
+  write_results(result, args.output)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,8 @@ import tempfile
 import threading
 import time
 
+from results_io import write_results  # benchmarks/ is on sys.path when run as a script
+
 # name -> (residual_attention, use_pre_activation_order)
 CONFIGS = {
     "post_ln": ("none", False),
@@ -408,12 +410,7 @@ def main():
                   "python": platform.python_version(),
                   "tensorflow": next((r["tensorflow"] for r in rows if "tensorflow" in r), None)},
       "rows": rows, "summary": summary}
-  os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-  tmp = args.output + ".tmp"
-  with open(tmp, "w", encoding="utf-8") as f:
-    json.dump(result, f, indent=2)
-  os.replace(tmp, args.output)
-  print(f"\nwrote {args.output}")
+  write_results(result, args.output)
 
 
 if __name__ == "__main__":
