@@ -24,7 +24,6 @@ import subprocess
 import sys
 import time
 
-from results_io import write_results  # benchmarks/ is on sys.path when run as a script
 
 HIDDEN, HEADS, FF, RADIUS = 768, 12, 3072, 84
 
@@ -206,7 +205,9 @@ def main():
             "intermediate": FF, "radius": RADIUS, "jit": args.jit, "repeats": args.repeats,
             "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
             "rows": rows, "summary": summary}
-  write_results(result, args.output)
+  from etc_realformer.io_utils import atomic_write_json  # pylint: disable=g-import-not-at-top
+  atomic_write_json(args.output, result, sort_keys=False)
+  print(f"\nwrote {args.output}")
 
 
 if __name__ == "__main__":

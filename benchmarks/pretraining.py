@@ -36,7 +36,6 @@ import tempfile
 import threading
 import time
 
-from results_io import write_results  # benchmarks/ is on sys.path when run as a script
 
 # name -> (residual_attention, use_pre_activation_order)
 CONFIGS = {
@@ -410,7 +409,9 @@ def main():
                   "python": platform.python_version(),
                   "tensorflow": next((r["tensorflow"] for r in rows if "tensorflow" in r), None)},
       "rows": rows, "summary": summary}
-  write_results(result, args.output)
+  from etc_realformer.io_utils import atomic_write_json  # pylint: disable=g-import-not-at-top
+  atomic_write_json(args.output, result, sort_keys=False)
+  print(f"\nwrote {args.output}")
 
 
 if __name__ == "__main__":

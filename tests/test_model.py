@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from etc_realformer import EtcConfig, EtcModel, ops
+from etc_realformer import EtcConfig, EtcModel
 from etc_realformer.layers import TransformerBlock
 from helpers import check_layer_basics, random_side_inputs, rel_err, saved_model_round_trip
 

@@ -215,32 +215,30 @@ def build_example(row: Sequence[Tuple[int, Sentence]], config: PretrainingDataCo
   hidden = set(choose_cpc_sentences(docs, config, rng))
 
   # Lay out the long and global streams.
-  pos, word_spans = 0, []
-  original = out["token_ids"]
+  token_ids = out["token_ids"]
+  pos, word_spans, sentence_spans = 0, [], []
   for g, (doc, words) in enumerate(row):
     out["global_token_ids"][g] = vocab.CPC_MASK_ID if g in hidden else vocab.SENTENCE_ID
     start = pos
     for w in words:
-      original[pos:pos + len(w)] = w
+      token_ids[pos:pos + len(w)] = w
       if g not in hidden:
         word_spans.append((pos, pos + len(w)))
       pos += len(w)
+    sentence_spans.append((start, pos))
     out["sentence_ids"][start:pos] = g
     last_of_doc = g + 1 == len(row) or row[g + 1][0] != doc
     if last_of_doc:
       out["long_breakpoints"][pos - 1] = 1
       out["global_breakpoints"][g] = 1
   num_long = pos
-  original = original.copy()
-  token_ids = out["token_ids"]
+  original = token_ids.copy()
 
   # CPC: hide whole sentences; keep their original pieces as the positive.
   sent_len = config.cpc_sentence_len
   cpc_tokens = out["cpc_sentence_token_ids"].reshape(config.max_cpc_per_seq, sent_len)
-  starts = np.searchsorted(out["sentence_ids"][:num_long], np.arange(len(row)), side="left")
   for slot, g in enumerate(sorted(hidden)):
-    start = int(starts[g])
-    end = start + _num_pieces(row[g][1])
+    start, end = sentence_spans[g]
     pieces = original[start:end][:sent_len]
     cpc_tokens[slot, :len(pieces)] = pieces
     out["cpc_global_positions"][slot] = g

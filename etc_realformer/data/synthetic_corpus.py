@@ -22,8 +22,9 @@ import io
 import json
 import os
 import random
-import tempfile
 from typing import Dict, List, Sequence, Tuple
+
+from etc_realformer.io_utils import atomic_write_bytes
 
 DEFAULT_NUM_DOCUMENTS = 400
 DEFAULT_CORPUS_FILENAME = "embedded_corpus.txt"
@@ -346,20 +347,8 @@ def write_corpus(path: str, num_documents: int = DEFAULT_NUM_DOCUMENTS, seed: in
     with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=0) as f:
       f.write(data)
     data = buffer.getvalue()
-  parent = os.path.dirname(os.path.abspath(path))
-  os.makedirs(parent, exist_ok=True)
-  # Write to a temporary file and rename, so a reader never sees a half-written corpus.
-  fd, tmp = tempfile.mkstemp(prefix=".corpus-", dir=parent)
-  try:
-    with os.fdopen(fd, "wb") as f:
-      f.write(data)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
-  except BaseException:
-    if os.path.exists(tmp):
-      os.remove(tmp)
-    raise
-  return path
+  # A reader never sees a half-written corpus.
+  return atomic_write_bytes(path, data)
 
 
 def ensure_default_corpus(directory: str) -> str:

@@ -20,6 +20,7 @@ import numpy as np
 import tensorflow as tf
 
 from etc_realformer.data import pretraining_examples as pe
+from etc_realformer.io_utils import atomic_write_json
 
 DATA_CONFIG_FILE = "data_config.json"
 
@@ -66,14 +67,9 @@ def write_shards(examples: Iterable[Dict[str, np.ndarray]], prefix: str, num_sha
 
 def write_data_config(directory: str, config: pe.PretrainingDataConfig, vocab_size: int,
                       extra: Optional[dict] = None) -> str:
-  path = os.path.join(directory, DATA_CONFIG_FILE)
   payload = {"data_config": dataclasses.asdict(config), "vocab_size": int(vocab_size)}
   payload.update(extra or {})
-  tmp = path + ".tmp"
-  with open(tmp, "w") as f:
-    json.dump(payload, f, indent=2, sort_keys=True)
-  os.replace(tmp, path)
-  return path
+  return atomic_write_json(os.path.join(directory, DATA_CONFIG_FILE), payload)
 
 
 def read_data_config(directory: str):

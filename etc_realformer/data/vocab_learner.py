@@ -7,12 +7,12 @@ Learning uses `tensorflow_text`'s `bert_vocab_from_dataset`, which splits text t
 """
 
 import os
-import tempfile
 from typing import Iterable, Iterator, List
 
 import numpy as np
 
 from etc_realformer.data import vocab
+from etc_realformer.io_utils import atomic_write_text
 
 # The word-piece learner keeps every character of the input; ##-pieces mark continuations.
 _CONTINUATION = "##"
@@ -123,20 +123,7 @@ def write_vocab(tokens: Iterable[str], path: str) -> None:
   for token in tokens:
     if not isinstance(token, str) or token != token.strip() or "\n" in token or "\r" in token:
       raise ValueError(f"token {token!r} cannot be written to a vocab file")
-  directory = os.path.dirname(os.path.abspath(path))
-  os.makedirs(directory, exist_ok=True)
-  fd, tmp_path = tempfile.mkstemp(dir=directory, prefix=".vocab-", suffix=".tmp")
-  try:
-    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-      for token in tokens:
-        f.write(token + "\n")
-      f.flush()
-      os.fsync(f.fileno())
-    os.replace(tmp_path, path)
-  except BaseException:
-    if os.path.exists(tmp_path):
-      os.remove(tmp_path)
-    raise
+  atomic_write_text(path, "".join(token + "\n" for token in tokens))
 
 
 def read_vocab(path: str) -> List[str]:

@@ -23,6 +23,7 @@ import tf_keras
 
 from etc_realformer.config import EtcConfig
 from etc_realformer.dataclass_utils import check_known_keys
+from etc_realformer.io_utils import atomic_write_json
 from etc_realformer.data import tfrecords
 from etc_realformer.models.pretraining import EtcPretrainingModel
 from etc_realformer.training import callbacks as callbacks_lib
@@ -164,7 +165,7 @@ def _run(run_config, output_dir, distribution, verbose, extra_callbacks):
     resolved = {"model": model_config.to_dict(), "train": dataclasses.asdict(train),
                 "data": dataclasses.asdict(data_config), "distribution": distribution.kind,
                 "num_workers": distribution.num_workers, "global_batch_size": global_batch}
-    _write_json(os.path.join(output_dir, "run_config.json"), resolved)
+    atomic_write_json(os.path.join(output_dir, "run_config.json"), resolved)
   logging.info("%s; global batch %d", distribution.describe(), global_batch)
 
   with distribution.scope():
@@ -226,7 +227,7 @@ def _run(run_config, output_dir, distribution, verbose, extra_callbacks):
                  and seconds > 0 else 0.0)
   if distribution.is_chief:
     export_encoder(model, os.path.join(output_dir, "final"))
-    _write_json(os.path.join(output_dir, "final", "metrics.json"), metrics)
+    atomic_write_json(os.path.join(output_dir, "final", "metrics.json"), metrics)
   if manager is not None and not distribution.is_chief:
     tf.io.gfile.rmtree(manager.directory)
   return metrics
@@ -235,14 +236,6 @@ def _run(run_config, output_dir, distribution, verbose, extra_callbacks):
 def export_encoder(model: EtcPretrainingModel, directory: str) -> str:
   """Writes the encoder weights (tf.train.Checkpoint(encoder=...)) and its etc_config.json."""
   os.makedirs(directory, exist_ok=True)
-  _write_json(os.path.join(directory, "etc_config.json"), model.encoder.etc_config.to_dict())
+  atomic_write_json(os.path.join(directory, "etc_config.json"), model.encoder.etc_config.to_dict())
   return tf.train.Checkpoint(encoder=model.encoder).write(os.path.join(directory, "encoder"))
-
-
-def _write_json(path, payload):
-  os.makedirs(os.path.dirname(path), exist_ok=True)
-  tmp = path + ".tmp"
-  with open(tmp, "w") as f:
-    json.dump(payload, f, indent=2, sort_keys=True, default=str)
-  os.replace(tmp, path)
 
