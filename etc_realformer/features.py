@@ -6,6 +6,8 @@ Features follow the ETC names (DESIGN section 2). `token_ids` [B, L] and `global
   long_breakpoints [B, L], global_breakpoints [B, G]     (default: one example per row, the
                                                           non-zero token ids)
   sentence_ids [B, L]                                    (owner global token of each long token)
+  long_paragraph_ids [B, L], global_paragraph_ids [B, G] (multi-hop contexts; 0 = shared)
+  ignore_hard_g2l_mask [B, G]                            (global tokens exempt from hard g2l)
   the eight side inputs of ops.SIDE_INPUT_NAMES          (given together, they replace the derived ones)
 Keys the model does not know (labels, ids) are ignored so one tf.data dict can feed model and loss.
 """
@@ -27,6 +29,9 @@ FEATURE_SHAPES = {
     "long_breakpoints": ("L", None),
     "global_breakpoints": ("G", None),
     "sentence_ids": ("L", None),
+    "long_paragraph_ids": ("L", None),
+    "global_paragraph_ids": ("G", None),
+    "ignore_hard_g2l_mask": ("G", None),
     "l2l_att_mask": ("L", "W"), "l2l_relative_att_ids": ("L", "W"),
     "g2g_att_mask": ("G", "G"), "g2g_relative_att_ids": ("G", "G"),
     "l2g_att_mask": ("L", "G"), "l2g_relative_att_ids": ("L", "G"),
@@ -48,6 +53,7 @@ def _value_ranges(config: EtcConfig, global_len):
     for name in SIDE_INPUT_NAMES:
       if name.endswith("relative_att_ids"):
         ranges[name] = (0, config.relative_vocab_size, "relative_vocab_size")
+  ranges["ignore_hard_g2l_mask"] = (0, 2, "0/1 values")
   for name in SIDE_INPUT_NAMES:
     if name.endswith("att_mask"):
       ranges[name] = (0, 2, "0/1 mask values")

@@ -15,6 +15,7 @@ from etc_realformer.data import pretraining_examples as pe
 from etc_realformer.data import tfrecords
 from etc_realformer.data.tokenization import WordPieceTokenizer
 from etc_realformer.training import pretraining_run
+from etc_realformer.training import loop
 
 
 def test_converter_reports_and_skips_bad_records(tmp_path):
@@ -187,11 +188,11 @@ def test_per_worker_batch_scales_the_learning_rate():
 
   train = pretraining_run.TrainConfig(per_worker_batch_size=4, learning_rate=0.01,
                                       warmup_steps=0, num_train_steps=10)
-  optimizer = pretraining_run._optimizer(train, TwoWorkers())  # pylint: disable=protected-access
+  optimizer = loop.make_optimizer(train, TwoWorkers())
   assert abs(float(optimizer._learning_rate(0)) - 0.02) < 1e-9  # pylint: disable=protected-access
   train = pretraining_run.TrainConfig(batch_size=8, learning_rate=0.01, warmup_steps=0,
                                       num_train_steps=10)
-  optimizer = pretraining_run._optimizer(train, TwoWorkers())  # pylint: disable=protected-access
+  optimizer = loop.make_optimizer(train, TwoWorkers())
   assert abs(float(optimizer._learning_rate(0)) - 0.01) < 1e-9  # pylint: disable=protected-access
   # The logged learning rate is the schedule's value at the current step.
   from etc_realformer.training.callbacks import current_learning_rate  # pylint: disable=g-import-not-at-top

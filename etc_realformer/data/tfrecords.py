@@ -14,7 +14,7 @@ import dataclasses
 import glob
 import json
 import os
-from typing import Dict, Iterable, List, Optional
+from typing import Callable, Dict, Iterable, List, Optional
 
 import numpy as np
 import tensorflow as tf
@@ -113,9 +113,12 @@ def parse_batch(serialized: tf.Tensor, config: pe.PretrainingDataConfig) -> Dict
   return out
 
 
-def make_dataset(files: List[str], config: pe.PretrainingDataConfig, global_batch_size: int,
-                 num_slices: int = 1, slice_index: int = 0, shuffle_buffer: int = 0,
-                 seed: int = 0, repeat: bool = True, skip_batches: int = 0) -> tf.data.Dataset:
+def make_dataset(files: List[str], config: Optional[pe.PretrainingDataConfig],
+                 global_batch_size: int, num_slices: int = 1, slice_index: int = 0,
+                 shuffle_buffer: int = 0, seed: int = 0, repeat: bool = True,
+                 skip_batches: int = 0,
+                 parse_fn: Optional[Callable[[tf.Tensor], Dict[str, tf.Tensor]]] = None
+                 ) -> tf.data.Dataset:
   """Batches of this worker's slice: [global_batch_size / num_slices, ...] per element.
 
   Args:
@@ -125,6 +128,8 @@ def make_dataset(files: List[str], config: pe.PretrainingDataConfig, global_batc
       this input pipeline keeps (contiguous: slice i = examples [i*b, (i+1)*b)).
     shuffle_buffer: 0 = file order; otherwise a seeded shuffle (same order on every worker).
     skip_batches: global batches to skip (resume).
+    parse_fn: [batch] serialized records -> features; default: the pretraining features of
+      `config` (tasks pass their own).
   """
   if global_batch_size % num_slices:
     raise ValueError(f"global_batch_size: {global_batch_size} does not divide into "
@@ -140,7 +145,9 @@ def make_dataset(files: List[str], config: pe.PretrainingDataConfig, global_batc
     ds = ds.skip(skip_batches)
   start = slice_index * per_slice
   ds = ds.map(lambda batch: batch[start:start + per_slice])
-  ds = ds.map(lambda batch: parse_batch(batch, config), num_parallel_calls=tf.data.AUTOTUNE)
+  if parse_fn is None:
+    parse_fn = lambda batch: parse_batch(batch, config)  # pylint: disable=unnecessary-lambda-assignment
+  ds = ds.map(parse_fn, num_parallel_calls=tf.data.AUTOTUNE)
   options = tf.data.Options()
   options.deterministic = True
   options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF

@@ -82,7 +82,10 @@ class EtcModel(tf_keras.Model):
           long_ids, global_ids, features.get("sentence_ids"), config.local_radius,
           config.relative_pos_max_distance, use_hard_g2l_mask=config.use_hard_g2l_mask,
           use_hard_l2g_mask=config.use_hard_l2g_mask,
-          use_relative_ids=bool(config.relative_vocab_size))
+          use_relative_ids=bool(config.relative_vocab_size),
+          long_paragraph_ids=features.get("long_paragraph_ids"),
+          global_paragraph_ids=features.get("global_paragraph_ids"),
+          ignore_hard_g2l_mask=features.get("ignore_hard_g2l_mask"))
     except ValueError as e:
       raise ValueError(f"Feature {e}") from None
 

@@ -4,6 +4,15 @@ Feature conventions (DESIGN section 2):
   long_breakpoints / global_breakpoints  int [B, L] / [B, G]: 1 on the last token of each example
       packed into the row; tokens after the last breakpoint are padding.
   sentence_ids  int [B, L]: the global token that owns each long token.
+  long_paragraph_ids / global_paragraph_ids  int [B, L] / [B, G] (multi-hop tasks, optional):
+      the unordered context of each token. Long tokens attend (l2l) only within their own
+      context, and g2g pairs in different contexts get the "unordered context" relative id, so
+      the order of the contexts (paragraphs) in the row cannot matter. Context 0 is the shared
+      one (CLS and question): on the global side it is the context of tokens that belong to no
+      paragraph.
+  ignore_hard_g2l_mask  int [B, G] (optional): 1 for global tokens exempt from the hard g2l
+      mask. An exempt token in context 0 sees every long token of its example; an exempt token
+      in paragraph p sees the long tokens of paragraph p.
 Side inputs are int32 with 1 = may attend:
   l2l [B, L, 2r+1] (window layout), l2g [B, L, G], g2g [B, G, G], g2l [B, G, L]
 for both `*_att_mask` and `*_relative_att_ids`.
@@ -52,7 +61,10 @@ def make_side_inputs(long_example_ids: tf.Tensor,
                      relative_pos_max_distance: int,
                      use_hard_g2l_mask: bool = False,
                      use_hard_l2g_mask: bool = False,
-                     use_relative_ids: bool = True) -> Dict[str, tf.Tensor]:
+                     use_relative_ids: bool = True,
+                     long_paragraph_ids: Optional[tf.Tensor] = None,
+                     global_paragraph_ids: Optional[tf.Tensor] = None,
+                     ignore_hard_g2l_mask: Optional[tf.Tensor] = None) -> Dict[str, tf.Tensor]:
   """Builds the eight side inputs from example ids ([B, L], [B, G]; 0 = padding).
 
   Args:
@@ -65,6 +77,9 @@ def make_side_inputs(long_example_ids: tf.Tensor,
     use_hard_g2l_mask: a global token sees only the long tokens it owns.
     use_hard_l2g_mask: a long token sees only its own global token.
     use_relative_ids: whether to build the `*_relative_att_ids` entries.
+    long_paragraph_ids: int [B, L] or None (one context).
+    global_paragraph_ids: int [B, G] or None (one context).
+    ignore_hard_g2l_mask: int [B, G] or None (no global token is exempt).
   Returns:
     dict with the SIDE_INPUT_NAMES (relative ids only when use_relative_ids).
   """
@@ -80,12 +95,22 @@ def make_side_inputs(long_example_ids: tf.Tensor,
     sentence_ids = tf.zeros_like(long_ids)
   sentence_ids = tf.cast(sentence_ids, tf.int32)
 
+  if (long_paragraph_ids is None) != (global_paragraph_ids is None):
+    raise ValueError("long_paragraph_ids and global_paragraph_ids: give both or neither.")
+  long_para = (tf.zeros_like(long_ids) if long_paragraph_ids is None
+               else tf.cast(long_paragraph_ids, tf.int32))  # [B, L]
+  global_para = (tf.zeros_like(global_ids) if global_paragraph_ids is None
+                 else tf.cast(global_paragraph_ids, tf.int32))  # [B, G]
+
   long_valid = long_ids > 0  # [B, L]
   global_valid = global_ids > 0  # [B, G]
 
   # l2l, window layout [B, L, 2r+1].
   framed = blocking.frame_window(long_ids, r, pad_value=-1)  # [B, L, 2r+1]
   same = tf.logical_and(tf.equal(framed, long_ids[:, :, None]), long_valid[:, :, None])
+  if long_paragraph_ids is not None:
+    framed_para = blocking.frame_window(long_para, r, pad_value=-1)  # [B, L, 2r+1]
+    same = tf.logical_and(same, tf.equal(framed_para, long_para[:, :, None]))
   center = tf.one_hot(r, 2 * r + 1, on_value=True, off_value=False, dtype=tf.bool)  # [2r+1]
   l2l_mask = tf.logical_or(same, tf.logical_and(_self_only(long_ids)[:, :, None], center))
 
@@ -93,7 +118,14 @@ def make_side_inputs(long_example_ids: tf.Tensor,
   g2l_same = tf.logical_and(tf.equal(global_ids[:, :, None], long_ids[:, None, :]),
                             global_valid[:, :, None])  # [B, G, L]
   owns = tf.equal(tf.range(global_len)[None, :, None], sentence_ids[:, None, :])  # [B, G, L]
-  g2l_mask = tf.logical_and(g2l_same, owns) if use_hard_g2l_mask else g2l_same
+  if ignore_hard_g2l_mask is not None:
+    exempt = tf.not_equal(tf.cast(ignore_hard_g2l_mask, tf.int32), 0)[:, :, None]  # [B, G, 1]
+    in_scope = tf.logical_or(tf.equal(global_para, 0)[:, :, None],
+                             tf.equal(global_para[:, :, None], long_para[:, None, :]))
+    owns_or_exempt = tf.logical_or(owns, tf.logical_and(exempt, in_scope))  # [B, G, L]
+  else:
+    owns_or_exempt = owns
+  g2l_mask = tf.logical_and(g2l_same, owns_or_exempt) if use_hard_g2l_mask else g2l_same
   l2g_mask = tf.transpose(g2l_same, [0, 2, 1])  # [B, L, G]
   if use_hard_l2g_mask:
     l2g_mask = tf.logical_and(l2g_mask, tf.transpose(owns, [0, 2, 1]))
@@ -114,7 +146,11 @@ def make_side_inputs(long_example_ids: tf.Tensor,
     side["l2l_relative_att_ids"] = tf.broadcast_to(window_ids[None, None, :],
                                                    [batch, long_len, 2 * r + 1])
     g2g_ids = relative.full_relative_ids(global_len, global_len, k)  # [G, G]
-    side["g2g_relative_att_ids"] = tf.broadcast_to(g2g_ids[None], [batch, global_len, global_len])
+    g2g_ids = tf.broadcast_to(g2g_ids[None], [batch, global_len, global_len])
+    if global_paragraph_ids is not None:
+      other_context = tf.not_equal(global_para[:, :, None], global_para[:, None, :])  # [B, G, G]
+      g2g_ids = tf.where(other_context, relative.unordered_context_id(k), g2g_ids)
+    side["g2g_relative_att_ids"] = g2g_ids
     g2l_ids = tf.where(owns, relative.own_sentence_id(k), relative.other_sentence_id(k))
     side["g2l_relative_att_ids"] = tf.cast(g2l_ids, tf.int32)  # [B, G, L]
     side["l2g_relative_att_ids"] = tf.transpose(side["g2l_relative_att_ids"], [0, 2, 1])

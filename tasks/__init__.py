@@ -1,0 +1,1 @@
+"""Fine-tuning tasks built on the ETC-RealFormer encoder."""

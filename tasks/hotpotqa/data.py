@@ -1,0 +1,230 @@
+"""Reading official HotpotQA (distractor) JSON files, with checks that name the bad field.
+
+A file is one JSON array of records (FORMATS.md). `read_examples` turns it into `HotpotExample`s
+and a `ReadReport`. Two modes:
+  - with_labels=True (training): a record that cannot be labelled (missing answer, supporting
+    facts pointing at a title or sentence that does not exist, a span answer that occurs in no
+    supporting sentence) is skipped, counted under its reason, and its first messages kept.
+  - with_labels=False (prediction): nothing with an `_id` is skipped. Unusable parts are
+    replaced by what can be used (non-string sentences dropped, a malformed context emptied), and
+    each repair is counted, so every id still gets a prediction.
+
+Every message reads "<file>: record <index> (_id <id>): field '<name>': <what is wrong>".
+"""
+
+import collections
+import dataclasses
+import json
+import os
+from typing import Any, Dict, List, Optional, Tuple
+
+MAX_MESSAGES = 20
+YES_NO = ("yes", "no")
+
+
+class HotpotDataError(ValueError):
+  """A file that cannot be read at all (missing, empty, not JSON, not an array)."""
+
+
+@dataclasses.dataclass
+class HotpotExample:
+  """One question with its paragraphs. Labels are None when the record has none (test files)."""
+  qas_id: str
+  question: str
+  context: List[Tuple[str, List[str]]]        # [(title, [sentence, ...]), ...]
+  answer: Optional[str] = None
+  supporting_facts: Optional[List[Tuple[str, int]]] = None
+  type: str = ""
+  level: str = ""
+
+  @property
+  def answer_type(self) -> int:
+    """0 span, 1 yes, 2 no (the answer-type head's classes)."""
+    answer = (self.answer or "").strip().lower()
+    return 1 + YES_NO.index(answer) if answer in YES_NO else 0
+
+
+@dataclasses.dataclass
+class ReadReport:
+  """What was read, skipped (training) or repaired (prediction), per reason."""
+  path: str = ""
+  records: int = 0
+  examples: int = 0
+  skipped: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+  repaired: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+  messages: List[str] = dataclasses.field(default_factory=list)
+
+  def _note(self, counter, reason, message):
+    counter[reason] += 1
+    if len(self.messages) < MAX_MESSAGES:
+      self.messages.append(message)
+
+  def skip(self, reason: str, message: str) -> None:
+    self._note(self.skipped, reason, message)
+
+  def repair(self, reason: str, message: str) -> None:
+    self._note(self.repaired, reason, message)
+
+  def summary(self) -> str:
+    lines = [f"{self.path}: {self.records} record(s), {self.examples} example(s) kept, "
+             f"{sum(self.skipped.values())} skipped, {sum(self.repaired.values())} repaired"]
+    for title, counter in (("skipped", self.skipped), ("repaired", self.repaired)):
+      for reason, count in sorted(counter.items()):
+        lines.append(f"  {title}: {count} x {reason}")
+    if self.messages:
+      lines.append(f"  first {len(self.messages)} message(s):")
+      lines.extend(f"    {m}" for m in self.messages)
+    return "\n".join(lines)
+
+
+def load_json_array(path: str) -> List[Any]:
+  """The records of a HotpotQA file; HotpotDataError for a missing/empty/non-JSON/non-array file."""
+  if not os.path.exists(path):
+    raise HotpotDataError(f"{path}: no such file")
+  with open(path, "rb") as f:
+    raw = f.read()
+  if not raw.strip():
+    raise HotpotDataError(f"{path}: the file is empty; expected a JSON array of HotpotQA records")
+  try:
+    data = json.loads(raw.decode("utf-8"))
+  except UnicodeDecodeError as e:
+    raise HotpotDataError(f"{path}: not UTF-8 text (byte {e.start})") from None
+  except json.JSONDecodeError as e:
+    raise HotpotDataError(f"{path}: not valid JSON: {e.msg} at line {e.lineno} column "
+                          f"{e.colno}") from None
+  if not isinstance(data, list):
+    raise HotpotDataError(f"{path}: expected a JSON array of records, got a JSON "
+                          f"{type(data).__name__}")
+  return data
+
+
+class _RecordProblem(Exception):
+  def __init__(self, reason: str, field: str, detail: str):
+    super().__init__(reason)
+    self.reason, self.field, self.detail = reason, field, detail
+
+
+def _parse_context(record: Dict[str, Any], repairs: List[_RecordProblem]):
+  """[(title, [sentences])]; problems that allow a best-effort context go to `repairs`."""
+  context = record.get("context")
+  if context is None:
+    raise _RecordProblem("missing field", "context", "missing")
+  if not isinstance(context, list):
+    raise _RecordProblem("malformed context", "context",
+                         f"expected a list of [title, sentences], got {type(context).__name__}")
+  if not context:
+    raise _RecordProblem("empty context", "context", "the list of paragraphs is empty")
+  out = []
+  for p, paragraph in enumerate(context):
+    if (not isinstance(paragraph, (list, tuple)) or len(paragraph) != 2
+        or not isinstance(paragraph[0], str) or not isinstance(paragraph[1], list)):
+      repairs.append(_RecordProblem("malformed paragraph", f"context[{p}]",
+                                    "expected [title string, [sentence, ...]]; paragraph dropped"))
+      continue
+    title, sentences = paragraph
+    kept = []
+    for s, sentence in enumerate(sentences):
+      if isinstance(sentence, str):
+        kept.append(sentence)
+      else:
+        repairs.append(_RecordProblem(
+            "non-string sentence", f"context[{p}][1][{s}]",
+            f"expected a string, got {type(sentence).__name__}; replaced by an empty sentence"))
+        kept.append("")   # keeps the indices of the later sentences
+    out.append((title, kept))
+  if not out:
+    raise _RecordProblem("empty context", "context", "no usable paragraph")
+  return out
+
+
+def _parse_labels(record, context):
+  """(answer, supporting_facts) checked against the context."""
+  for field in ("answer", "supporting_facts"):
+    if field not in record:
+      raise _RecordProblem("missing field", field, "missing")
+  answer = record["answer"]
+  if not isinstance(answer, str) or not answer.strip():
+    raise _RecordProblem("bad answer", "answer", f"expected a non-empty string, got {answer!r}")
+  facts = record["supporting_facts"]
+  if not isinstance(facts, list) or not facts:
+    raise _RecordProblem("bad supporting facts", "supporting_facts",
+                         "expected a non-empty list of [title, sentence_index]")
+  sentences_of = {title: sentences for title, sentences in context}
+  parsed = []
+  for i, fact in enumerate(facts):
+    if (not isinstance(fact, (list, tuple)) or len(fact) != 2 or not isinstance(fact[0], str)
+        or not isinstance(fact[1], int) or isinstance(fact[1], bool)):
+      raise _RecordProblem("bad supporting facts", f"supporting_facts[{i}]",
+                           f"expected [title, integer index], got {fact!r}")
+    title, index = fact
+    if title not in sentences_of:
+      raise _RecordProblem("supporting fact title not in context", f"supporting_facts[{i}]",
+                           f"title {title!r} is not a context title")
+    if not 0 <= index < len(sentences_of[title]):
+      raise _RecordProblem("supporting fact index out of range", f"supporting_facts[{i}]",
+                           f"paragraph {title!r} has {len(sentences_of[title])} sentence(s), "
+                           f"index {index} does not exist")
+    parsed.append((title, index))
+  if answer.strip().lower() not in YES_NO:
+    if not any(answer.lower() in sentences_of[t][i].lower() for t, i in parsed):
+      raise _RecordProblem("answer not in supporting facts", "answer",
+                           f"{answer!r} occurs in none of the supporting sentences")
+  return answer, parsed
+
+
+def parse_record(record: Any, with_labels: bool, repairs: List[_RecordProblem]) -> HotpotExample:
+  if not isinstance(record, dict):
+    raise _RecordProblem("not an object", "(record)",
+                         f"expected a JSON object, got {type(record).__name__}")
+  qas_id = record.get("_id")
+  if not isinstance(qas_id, str) or not qas_id:
+    raise _RecordProblem("missing field", "_id", "missing or not a non-empty string")
+  question = record.get("question")
+  if not isinstance(question, str):
+    if with_labels:
+      raise _RecordProblem("missing field", "question", "missing or not a string")
+    repairs.append(_RecordProblem("missing field", "question",
+                                  "missing or not a string; predicted from the context alone"))
+    question = ""
+  try:
+    context = _parse_context(record, repairs)
+  except _RecordProblem as problem:
+    if with_labels:
+      raise
+    repairs.append(_RecordProblem(problem.reason, problem.field,
+                                  problem.detail + "; an empty answer will be predicted"))
+    context = []
+  example = HotpotExample(qas_id, question, context, type=str(record.get("type", "")),
+                          level=str(record.get("level", "")))
+  if with_labels:
+    if repairs:
+      raise repairs[0]
+    example.answer, example.supporting_facts = _parse_labels(record, context)
+  return example
+
+
+def read_examples(path: str, with_labels: bool) -> Tuple[List[HotpotExample], ReadReport]:
+  """Reads and checks a HotpotQA file; see the module docstring for the two modes."""
+  records = load_json_array(path)
+  report = ReadReport(path=path, records=len(records))
+  examples, seen = [], set()
+  for index, record in enumerate(records):
+    qas_id = record.get("_id") if isinstance(record, dict) else None
+    where = f"{path}: record {index} (_id {qas_id})"
+    repairs: List[_RecordProblem] = []
+    try:
+      example = parse_record(record, with_labels, repairs)
+    except _RecordProblem as problem:
+      report.skip(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
+      continue
+    if example.qas_id in seen:
+      report.skip("duplicate _id", f"{where}: field '_id': seen before; record skipped")
+      continue
+    seen.add(example.qas_id)
+    for problem in repairs:
+      report.repair(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
+    examples.append(example)
+  report.examples = len(examples)
+  if not examples:
+    raise HotpotDataError(f"{path}: no usable record.\n{report.summary()}")
+  return examples, report
