@@ -25,6 +25,7 @@ from etc_realformer.data import pretraining_data
 from etc_realformer.data import pretraining_examples as pe
 from etc_realformer.training import distribution as distribution_lib
 from etc_realformer.training import pretraining_run
+from etc_realformer.training import run_config as run_config_lib
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 flags.DEFINE_string("config", os.path.join(_ROOT, "configs", "pretraining", "tiny.yaml"),
@@ -38,25 +39,12 @@ flags.DEFINE_integer("verbose", 1, "Keras progress: 0 silent, 1 progress bar, 2 
 FLAGS = flags.FLAGS
 
 
-def apply_overrides(run_config, overrides):
-  """`section.key=value` strings (value parsed as YAML) applied to the run config."""
-  import yaml  # pylint: disable=g-import-not-at-top
-  for item in overrides:
-    key, sep, value = item.partition("=")
-    section, dot, name = key.partition(".")
-    if not sep or not dot or section not in ("model", "train", "data"):
-      raise ValueError(f"--set {item!r}: expected model.<key>=<value>, train.<key>=<value> or "
-                       "data.<key>=<value>")
-    run_config.setdefault(section, {})[name] = yaml.safe_load(value)
-  return run_config
-
-
 def main(argv):
   del argv
   logging.set_verbosity(logging.INFO)
   try:
     run_config = pretraining_run.load_run_config(FLAGS.config)
-    apply_overrides(run_config, FLAGS.set)
+    run_config_lib.apply_overrides(run_config, FLAGS.set)
     if FLAGS.train_data:
       run_config["train"]["train_data"] = FLAGS.train_data
     pretraining_run.TrainConfig.from_dict(run_config["train"], FLAGS.config)  # fail early

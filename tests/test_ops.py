@@ -92,3 +92,30 @@ def test_hard_l2g_and_missing_sentence_ids():
   np.testing.assert_array_equal(side["g2l_att_mask"][0], [[1, 1, 1, 1], [1, 1, 1, 1]])
   with pytest.raises(ValueError, match="sentence_ids"):
     ops.make_side_inputs(ids, tf.constant([[1, 1]]), None, 1, 2, use_hard_g2l_mask=True)
+
+
+def test_paragraph_contexts_and_hard_g2l_exemption_by_hand():
+  # Long: 0-1 question (context 0), 2-3 paragraph 1, 4-5 paragraph 2.
+  # Global: 0 CLS (ctx 0, exempt), 1 PARAGRAPH p1 (exempt), 2 SENTENCE p1 (owns 2-3),
+  #         3 PARAGRAPH p2 (exempt), 4 SENTENCE p2 (owns 4-5).
+  long_ids = tf.ones([1, 6], tf.int32)
+  global_ids = tf.ones([1, 5], tf.int32)
+  side = ops.make_side_inputs(
+      long_ids, global_ids, tf.constant([[0, 0, 2, 2, 4, 4]]), local_radius=1,
+      relative_pos_max_distance=2, use_hard_g2l_mask=True,
+      long_paragraph_ids=tf.constant([[0, 0, 1, 1, 2, 2]]),
+      global_paragraph_ids=tf.constant([[0, 1, 1, 2, 2]]),
+      ignore_hard_g2l_mask=tf.constant([[1, 1, 0, 1, 0]]))
+  # l2l never crosses a context boundary.
+  np.testing.assert_array_equal(side["l2l_att_mask"][0], [
+      [0, 1, 1], [1, 1, 0], [0, 1, 1], [1, 1, 0], [0, 1, 1], [1, 1, 0]])
+  # CLS sees everything, a PARAGRAPH token its paragraph, a SENTENCE token its own pieces.
+  np.testing.assert_array_equal(side["g2l_att_mask"][0], [
+      [1, 1, 1, 1, 1, 1], [0, 0, 1, 1, 0, 0], [0, 0, 1, 1, 0, 0], [0, 0, 0, 0, 1, 1],
+      [0, 0, 0, 0, 1, 1]])
+  # g2g across contexts: the unordered id 2k+3 = 7; inside a context: relative positions.
+  np.testing.assert_array_equal(side["g2g_relative_att_ids"][0], [
+      [0, 7, 7, 7, 7], [7, 0, 1, 7, 7], [7, 3, 0, 7, 7], [7, 7, 7, 0, 1], [7, 7, 7, 3, 0]])
+  with pytest.raises(ValueError, match="both or neither"):
+    ops.make_side_inputs(long_ids, global_ids, None, 1, 2,
+                         long_paragraph_ids=tf.zeros([1, 6], tf.int32))

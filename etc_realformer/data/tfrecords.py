@@ -33,9 +33,9 @@ def to_tf_example(example: Dict[str, np.ndarray]) -> tf.train.Example:
   feature = {}
   for name, value in example.items():
     if name in pe.FLOAT_FEATURES:
-      feature[name] = tf.train.Feature(float_list=tf.train.FloatList(value=value.tolist()))
+      feature[name] = tf.train.Feature(float_list=tf.train.FloatList(value=np.ravel(value).tolist()))
     else:
-      feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=value.tolist()))
+      feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=np.ravel(value).tolist()))
   return tf.train.Example(features=tf.train.Features(feature=feature))
 
 

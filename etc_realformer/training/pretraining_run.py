@@ -12,7 +12,6 @@ Output directory:
 """
 
 import dataclasses
-import json
 import os
 from typing import Any, Dict, Optional
 
@@ -24,6 +23,7 @@ from etc_realformer.io_utils import atomic_write_json
 from etc_realformer.data import tfrecords
 from etc_realformer.models.pretraining import EtcPretrainingModel
 from etc_realformer.training.distribution import Distribution
+from etc_realformer.training import run_config as run_config_lib
 from etc_realformer.training.loop import LoopConfig, check_distribution, run_training_loop
 
 
@@ -37,33 +37,12 @@ class TrainConfig(LoopConfig):
 
 
 def load_run_config(path: str) -> Dict[str, Any]:
-  """A pretraining config file (YAML or JSON) -> {model, train, data} dicts.
+  """A pretraining config file -> {model, train, data} dicts.
 
-  Keys: `model` (a model config path, relative to this file or the working directory, or an
-  inline mapping), `model_overrides` (fields replaced in it), `train` (TrainConfig fields) and
-  `data` (PretrainingDataConfig fields, used when the embedded corpus is converted).
+  `train` holds TrainConfig fields and `data` PretrainingDataConfig fields (used when the
+  embedded corpus is converted); see etc_realformer.training.run_config for the format.
   """
-  import yaml  # pylint: disable=g-import-not-at-top
-  with open(path) as f:
-    raw = yaml.safe_load(f) if path.endswith((".yaml", ".yml")) else json.load(f)
-  if not isinstance(raw, dict) or "model" not in raw:
-    raise ValueError(f"{path}: expected a mapping with a 'model' entry (and 'train')")
-  extra = sorted(set(raw) - {"model", "model_overrides", "train", "data"})
-  if extra:
-    raise ValueError(f"{path}: unknown top-level key(s) {extra}; expected model, "
-                     "model_overrides, train, data")
-  model = raw["model"]
-  if isinstance(model, str):
-    candidates = [os.path.join(os.path.dirname(path), model), model]
-    found = next((c for c in candidates if os.path.exists(c)), None)
-    if found is None:
-      raise FileNotFoundError(f"{path}: model config {model!r} not found")
-    model = EtcConfig.from_file(found).to_dict()
-  model = dict(model)
-  model.update(raw.get("model_overrides") or {})
-  model = EtcConfig.from_dict(model, source=f"{path} (model)").to_dict()
-  return {"model": model, "train": dict(raw.get("train") or {}),
-          "data": dict(raw.get("data") or {})}
+  return run_config_lib.load_run_config(path, ("train", "data"))
 
 
 def run_pretraining(run_config: Dict[str, Any], output_dir: str,

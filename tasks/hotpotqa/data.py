@@ -14,9 +14,9 @@ Every message reads "<file>: record <index> (_id <id>): field '<name>': <what is
 
 import collections
 import dataclasses
-import json
-import os
 from typing import Any, Dict, List, Optional, Tuple
+
+from tasks.hotpotqa.metrics import load_json
 
 MAX_MESSAGES = 20
 YES_NO = ("yes", "no")
@@ -78,20 +78,11 @@ class ReadReport:
 
 
 def load_json_array(path: str) -> List[Any]:
-  """The records of a HotpotQA file; HotpotDataError for a missing/empty/non-JSON/non-array file."""
-  if not os.path.exists(path):
-    raise HotpotDataError(f"{path}: no such file")
-  with open(path, "rb") as f:
-    raw = f.read()
-  if not raw.strip():
-    raise HotpotDataError(f"{path}: the file is empty; expected a JSON array of HotpotQA records")
+  """The records of a HotpotQA file; FileNotFoundError / HotpotDataError name the file."""
   try:
-    data = json.loads(raw.decode("utf-8"))
-  except UnicodeDecodeError as e:
-    raise HotpotDataError(f"{path}: not UTF-8 text (byte {e.start})") from None
-  except json.JSONDecodeError as e:
-    raise HotpotDataError(f"{path}: not valid JSON: {e.msg} at line {e.lineno} column "
-                          f"{e.colno}") from None
+    data = load_json(path, "HotpotQA")
+  except ValueError as e:
+    raise HotpotDataError(str(e)) from None
   if not isinstance(data, list):
     raise HotpotDataError(f"{path}: expected a JSON array of records, got a JSON "
                           f"{type(data).__name__}")

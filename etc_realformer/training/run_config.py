@@ -1,0 +1,58 @@
+"""Run config files (YAML or JSON): a model config plus named sections.
+
+  model: ../models/tiny.yaml        # a model config path (relative to this file or the working
+                                    # directory) or an inline mapping of EtcConfig fields
+  model_overrides: {hidden_size: 64}
+  <section>: {...}                  # e.g. train / data for pretraining, train / features for tasks
+
+`--set section.key=value` overrides are applied by the command-line tools with `apply_override`.
+"""
+
+import json
+import os
+from typing import Any, Dict, Sequence
+
+from etc_realformer.config import EtcConfig
+
+
+def load_run_config(path: str, sections: Sequence[str]) -> Dict[str, Any]:
+  """-> {"model": resolved EtcConfig dict, section: dict for each of `sections`}."""
+  import yaml  # pylint: disable=g-import-not-at-top
+  with open(path) as f:
+    raw = yaml.safe_load(f) if path.endswith((".yaml", ".yml")) else json.load(f)
+  if not isinstance(raw, dict) or "model" not in raw:
+    raise ValueError(f"{path}: expected a mapping with a 'model' entry")
+  allowed = ("model", "model_overrides") + tuple(sections)
+  extra = sorted(set(raw) - set(allowed))
+  if extra:
+    raise ValueError(f"{path}: unknown top-level key(s) {extra}; expected {', '.join(allowed)}")
+  model = raw["model"]
+  if isinstance(model, str):
+    candidates = [os.path.join(os.path.dirname(path), model), model]
+    found = next((c for c in candidates if os.path.exists(c)), None)
+    if found is None:
+      raise FileNotFoundError(f"{path}: model config {model!r} not found")
+    model = EtcConfig.from_file(found).to_dict()
+  model = dict(model)
+  model.update(raw.get("model_overrides") or {})
+  out = {"model": EtcConfig.from_dict(model, source=f"{path} (model)").to_dict()}
+  for section in sections:
+    value = raw.get(section) or {}
+    if not isinstance(value, dict):
+      raise ValueError(f"{path}: section {section!r} must be a mapping, got {value!r}")
+    out[section] = dict(value)
+  return out
+
+
+def apply_overrides(run_config: Dict[str, Any], overrides: Sequence[str]) -> Dict[str, Any]:
+  """`section.key=value` strings (value parsed as YAML) applied to a loaded run config."""
+  import yaml  # pylint: disable=g-import-not-at-top
+  sections = sorted(run_config)
+  for item in overrides:
+    key, sep, value = item.partition("=")
+    section, dot, name = key.partition(".")
+    if not sep or not dot or section not in run_config:
+      raise ValueError(f"--set {item!r}: expected <section>.<key>=<value> with a section in "
+                       f"{sections}")
+    run_config[section][name] = yaml.safe_load(value)
+  return run_config
