@@ -109,7 +109,7 @@ def make_predictions(examples: Sequence[HotpotExample], layouts: Dict[str, Examp
 
 
 def choose_threshold(examples: Sequence[HotpotExample], layouts, outputs, gold: List[dict],
-                     candidates: Sequence[float] = tuple(np.round(np.arange(0.1, 0.91, 0.05), 2)),
+                     candidates: Sequence[float] = tuple(np.round(np.arange(0.05, 0.91, 0.05), 2)),
                      key: str = "joint_f1"):
   """The supporting-fact threshold with the best `key` on labelled (dev) data.
 

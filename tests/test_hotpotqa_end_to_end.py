@@ -1,0 +1,126 @@
+"""HotpotQA end to end: the demo (generate, fine-tune, export, predict, score) beats the trivial
+baseline; CLIs; pretrained-encoder initialisation."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import hotpot_fixtures as hf
+from etc_realformer.config import EtcConfig
+from etc_realformer.io_utils import atomic_write_json
+from tasks.hotpotqa import demo
+from tasks.hotpotqa import metrics as metrics_lib
+from tasks.hotpotqa import run
+from tasks.hotpotqa.model import HotpotQaModel
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIG = os.path.join(ROOT, "configs", "hotpotqa", "tiny.yaml")
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+  out = str(tmp_path_factory.mktemp("demo"))
+  summary = demo.run_demo(CONFIG, out, num_train=3000, num_dev=300, seed=0, verbose=0)
+  return out, summary
+
+
+@pytest.mark.slow
+def test_demo_beats_the_trivial_baseline(demo_run):
+  # Measured on this data: answer F1 0.30 vs 0.16, sp F1 0.36 vs 0.19, joint F1 0.11 vs 0.05.
+  _, summary = demo_run
+  model, base = summary["dev_metrics"], summary["baseline_metrics"]
+  assert model["f1"] >= base["f1"] + 0.08
+  assert model["sp_f1"] >= base["sp_f1"] + 0.10
+  assert model["joint_f1"] >= base["joint_f1"] + 0.03
+
+
+@pytest.mark.slow
+def test_prediction_file_is_in_the_official_format(demo_run):
+  out, summary = demo_run
+  gold = metrics_lib.load_json(os.path.join(out, "data", "synthetic_dev.json"), "gold")
+  with open(summary["prediction_file"], encoding="utf-8") as f:
+    prediction = json.load(f)
+  assert set(prediction) == {"answer", "sp"}
+  assert set(prediction["answer"]) == set(prediction["sp"]) == {g["_id"] for g in gold}
+  titles = {g["_id"]: {t for t, _ in g["context"]} for g in gold}
+  for qas_id, facts in prediction["sp"].items():
+    for title, index in facts:
+      assert title in titles[qas_id] and isinstance(index, int)
+  assert metrics_lib.evaluate(prediction, gold) == summary["dev_metrics"]
+
+
+@pytest.mark.slow
+def test_finished_run_is_not_trained_again(demo_run):
+  out, _ = demo_run
+  config = run.load_run_config(CONFIG)
+  config["train"].update(train_file=os.path.join(out, "data", "synthetic_train.json"))
+  metrics = run.run_finetuning(config, os.path.join(out, "run"), verbose=0)
+  assert metrics["start_step"] == metrics["final_step"] == config["train"]["num_train_steps"]
+
+
+@pytest.mark.slow
+def test_predict_cli_answers_every_id_of_a_partly_broken_file(demo_run, tmp_path):
+  out, _ = demo_run
+  with open(os.path.join(out, "data", "synthetic_dev.json"), encoding="utf-8") as f:
+    records = json.load(f)[:3]
+  records[1]["context"] = []                       # unusable: still gets an (empty) answer
+  records[2]["context"][0][1].append(17)           # a non-string sentence: repaired
+  del records[0]["answer"]                         # test files have no labels
+  path = tmp_path / "input.json"
+  path.write_text(json.dumps(records), encoding="utf-8")
+  result = subprocess.run(
+      [sys.executable, "-m", "tasks.hotpotqa.predict", f"--export_dir={out}/run/export",
+       f"--input_file={path}", f"--output_file={tmp_path}/pred.json"],
+      capture_output=True, text=True, cwd=ROOT, check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  with open(tmp_path / "pred.json", encoding="utf-8") as f:
+    prediction = json.load(f)
+  assert list(prediction["answer"]) == [r["_id"] for r in records]
+  assert prediction["answer"][records[1]["_id"]] == "" and prediction["sp"][records[1]["_id"]] == []
+  assert "1 x empty context" in result.stderr and "1 x non-string sentence" in result.stderr
+
+
+def test_evaluate_cli_scores_and_rejects_bad_files(tmp_path):
+  gold = tmp_path / "gold.json"
+  gold.write_text(json.dumps([hf.raw_record(_id="a"), hf.raw_record(_id="b", answer="no")]))
+  pred = tmp_path / "pred.json"
+  pred.write_text(json.dumps({"answer": {"a": "ann"}, "sp": {"a": [["Ann", 0], ["Zoë", 0]]}}))
+  cmd = [sys.executable, "-m", "tasks.hotpotqa.evaluate", f"--prediction_file={pred}",
+         f"--gold_file={gold}"]
+  result = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
+  assert result.returncode == 0, result.stderr[-2000:]
+  scores = json.loads(result.stdout.strip().splitlines()[-1])
+  # "a" is exactly right, "b" is missing: every metric averages to 1/2.
+  assert all(value == 0.5 for value in scores.values()) and len(scores) == 12
+  assert "missing from the prediction: 1 answer(s)" in result.stdout
+  pred.write_text("{not json")
+  result = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
+  assert result.returncode != 0 and "not valid JSON" in result.stderr
+  assert "Traceback" not in result.stderr
+
+
+def test_encoder_is_initialised_from_a_pretraining_checkpoint(tmp_path):
+  encoder_config = dict(vocab_size=200, hidden_size=16, num_hidden_layers=1,
+                        num_attention_heads=2, intermediate_size=32, local_radius=3,
+                        relative_pos_max_distance=2, relative_vocab_size=8)
+  config = EtcConfig.from_dict(encoder_config)
+  pretrained = HotpotQaModel(config)
+  pretrained.build()
+  directory = tmp_path / "final"
+  tf.train.Checkpoint(encoder=pretrained.encoder).write(str(directory / "encoder"))
+  atomic_write_json(str(directory / "etc_config.json"), config.to_dict())
+  model = HotpotQaModel(config)
+  model.build()
+  run.make_initializer(str(tmp_path), config)(model)   # a run directory is accepted too
+  for a, b in zip(pretrained.encoder.weights, model.encoder.weights):
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+  other = EtcConfig.from_dict(dict(encoder_config, hidden_size=32))
+  with pytest.raises(ValueError, match="hidden_size 16 != 32"):
+    run.make_initializer(str(directory / "encoder"), other)
+  with pytest.raises(FileNotFoundError, match="no encoder checkpoint"):
+    run.make_initializer(str(tmp_path / "nothing"), config)
