@@ -25,11 +25,12 @@ from etc_realformer.data import vocab
 from etc_realformer.layers.heads import CpcHead, MlmHead
 from etc_realformer.layers.scopes import build_in_scope
 from etc_realformer.models.encoder import EtcModel
+from etc_realformer.models.loss_model import LossModel
 
 _NEG = -1e9
 
 
-class EtcPretrainingModel(tf_keras.Model):
+class EtcPretrainingModel(LossModel):
   """Wraps an EtcModel with the MLM and CPC objectives; `fit` it on pretraining batches."""
 
   def __init__(self, config: Union[EtcConfig, Dict[str, Any]], mlm_loss_weight: float = 0.8,
@@ -57,10 +58,6 @@ class EtcPretrainingModel(tf_keras.Model):
     build_in_scope(self.mlm_head, None)
     build_in_scope(self.cpc_head, None)
     self.built = True
-
-  @property
-  def metrics(self):
-    return list(self.tracked.values())
 
   def call(self, features, training=None):
     """-> dict with mlm_logits [B, P, V] and cpc_logits [B, C, B*C] (float32)."""
@@ -163,29 +160,6 @@ class EtcPretrainingModel(tf_keras.Model):
     loss = self.mlm_loss_weight * mlm_loss + self.cpc_loss_weight * cpc_loss
     return {"loss": loss, "mlm_loss": mlm_loss, "cpc_loss": cpc_loss,
             "mlm_accuracy": mlm_acc, "cpc_accuracy": cpc_acc}
-
-  def _update_metrics(self, values):
-    for name, metric in self.tracked.items():
-      metric.update_state(values[name])
-    return {name: metric.result() for name, metric in self.tracked.items()}
-
-  def train_step(self, data):
-    with tf.GradientTape() as tape:
-      values = self.compute_losses(data, self(data, training=True))
-      # Under tf.distribute the optimizer sums replica gradients; Horovod's optimizer averages.
-      replicas = tf.distribute.get_strategy().num_replicas_in_sync
-      loss = values["loss"] / tf.cast(replicas, values["loss"].dtype)
-    variables = self.trainable_variables
-    # compute_gradients (not tape.gradient) so a Horovod DistributedOptimizer can allreduce and
-    # a LossScaleOptimizer can scale.
-    grads_and_vars = self.optimizer.compute_gradients(loss, variables, tape=tape)
-    self.optimizer.apply_gradients(grads_and_vars)
-    # This step's own values (callbacks average them over their logging window); the Mean
-    # metrics are for evaluate(), which averages over the whole dataset.
-    return values
-
-  def test_step(self, data):
-    return self._update_metrics(self.compute_losses(data, self(data, training=False)))
 
   def get_config(self):
     return {"config": self.etc_config.to_dict(), "mlm_loss_weight": self.mlm_loss_weight,

@@ -18,13 +18,14 @@ import tf_keras
 from etc_realformer.config import EtcConfig
 from etc_realformer.layers.scopes import build_in_scope
 from etc_realformer.models.encoder import EtcModel
+from etc_realformer.models.loss_model import LossModel
 from tasks.hotpotqa.features import MODEL_FEATURES
 
 _NEG = -10000.0
 NUM_ANSWER_TYPES = 3
 
 
-class HotpotQaModel(tf_keras.Model):
+class HotpotQaModel(LossModel):
   """EtcModel + answer-type, supporting-fact and span heads.
 
   Args:
@@ -54,10 +55,6 @@ class HotpotQaModel(tf_keras.Model):
     for head in (self.answer_type_head, self.sp_head, self.span_head):
       build_in_scope(head, [None, self.etc_config.hidden_size])
     self.built = True
-
-  @property
-  def metrics(self):
-    return list(self.tracked.values())
 
   def call(self, features, training=None):
     inputs = {name: features[name] for name in MODEL_FEATURES if name in features}
@@ -110,24 +107,6 @@ class HotpotQaModel(tf_keras.Model):
     return {"loss": loss, "answer_type_loss": type_loss, "sp_loss": sp_loss,
             "span_loss": span_loss, "answer_type_accuracy": type_acc, "sp_accuracy": sp_acc,
             "span_accuracy": span_acc}
-
-  def _update_metrics(self, values):
-    for name, metric in self.tracked.items():
-      metric.update_state(values[name])
-    return {name: metric.result() for name, metric in self.tracked.items()}
-
-  def train_step(self, data):
-    with tf.GradientTape() as tape:
-      values = self.compute_losses(data, self(data, training=True))
-      replicas = tf.distribute.get_strategy().num_replicas_in_sync
-      loss = values["loss"] / tf.cast(replicas, values["loss"].dtype)
-    grads_and_vars = self.optimizer.compute_gradients(loss, self.trainable_variables, tape=tape)
-    self.optimizer.apply_gradients(grads_and_vars)
-    # This step's own values: the logging callback averages them over its window.
-    return values
-
-  def test_step(self, data):
-    return self._update_metrics(self.compute_losses(data, self(data, training=False)))
 
   def predict_step(self, data):
     return self(data, training=False)
