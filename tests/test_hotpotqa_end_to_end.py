@@ -13,7 +13,7 @@ import tensorflow as tf
 import hotpot_fixtures as hf
 from etc_realformer.config import EtcConfig
 from etc_realformer.io_utils import atomic_write_json
-from tasks.hotpotqa import demo
+from tasks.hotpotqa import pipeline
 from tasks.hotpotqa import metrics as metrics_lib
 from tasks.hotpotqa import run
 from tasks.hotpotqa.model import HotpotQaModel
@@ -25,7 +25,7 @@ CONFIG = os.path.join(ROOT, "configs", "hotpotqa", "tiny.yaml")
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
   out = str(tmp_path_factory.mktemp("demo"))
-  summary = demo.run_demo(CONFIG, out, num_train=3000, num_dev=300, seed=0, verbose=0)
+  summary = pipeline.run_demo(CONFIG, out, num_train=3000, num_dev=300, seed=0, verbose=0)
   return out, summary
 
 

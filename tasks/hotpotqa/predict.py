@@ -9,18 +9,14 @@ unusable (then a best-effort or empty answer; the repairs are counted and logged
 joint F1 on this file and stores it in the export for later predictions.
 """
 
-import os
-
 from absl import app
 from absl import flags
 from absl import logging
 
 import etc_realformer  # pylint: disable=unused-import  (sets TF_USE_LEGACY_KERAS)
-from etc_realformer.io_utils import atomic_write_json
-from tasks.hotpotqa import decode
-from tasks.hotpotqa import inference
 from tasks.hotpotqa import metrics as metrics_lib
-from tasks.hotpotqa.data import HotpotDataError, load_json_array, read_examples
+from tasks.hotpotqa.data import HotpotDataError
+from tasks.hotpotqa.pipeline import predict_file
 
 flags.DEFINE_string("export_dir", "runs/hotpotqa/export", "A model exported by finetune.")
 flags.DEFINE_string("input_file", None, "Official-format HotpotQA JSON array.")
@@ -29,28 +25,6 @@ flags.DEFINE_integer("batch_size", 8, "Examples per model call.")
 flags.DEFINE_float("threshold", None, "Supporting-fact threshold (default: the export's).")
 flags.DEFINE_bool("choose_threshold", False, "Choose the threshold on this (labelled) file.")
 FLAGS = flags.FLAGS
-
-
-def predict_file(export_dir: str, input_file: str, output_file: str, batch_size: int = 8,
-                 threshold=None, choose_threshold: bool = False) -> dict:
-  """Predicts every id of `input_file` and writes `output_file`; returns the prediction."""
-  examples, report = read_examples(input_file, with_labels=False)
-  logging.info(report.summary())
-  predictor = inference.Predictor.from_export(export_dir)
-  layouts, outputs = predictor.run(examples, batch_size)
-  if choose_threshold:
-    threshold, _ = decode.choose_threshold(examples, layouts, outputs, load_json_array(input_file))
-    inference.set_threshold(export_dir, threshold)
-    logging.info("chose supporting-fact threshold %.2f (stored in %s)", threshold, export_dir)
-  threshold = predictor.threshold if threshold is None else threshold
-  prediction = decode.make_predictions(examples, layouts, outputs, threshold)
-  empty = sum(1 for answer in prediction["answer"].values() if not answer)
-  logging.info("%d prediction(s) written to %s (threshold %.2f; %d empty answer(s); %d "
-               "example(s) truncated)", len(prediction["answer"]), output_file, threshold, empty,
-               sum(1 for l in layouts.values() if l.dropped or l.question_truncated))
-  os.makedirs(os.path.dirname(os.path.abspath(output_file)), exist_ok=True)
-  atomic_write_json(output_file, prediction)
-  return prediction
 
 
 def main(argv):
