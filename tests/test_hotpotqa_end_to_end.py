@@ -81,7 +81,7 @@ def test_predict_cli_answers_every_id_of_a_partly_broken_file(demo_run, tmp_path
   assert result.returncode == 0, result.stderr[-3000:]
   with open(tmp_path / "pred.json", encoding="utf-8") as f:
     prediction = json.load(f)
-  assert list(prediction["answer"]) == [r["_id"] for r in records]
+  assert sorted(prediction["answer"]) == sorted(r["_id"] for r in records)
   assert prediction["answer"][records[1]["_id"]] == "" and prediction["sp"][records[1]["_id"]] == []
   assert "1 x empty context" in result.stderr and "1 x non-string sentence" in result.stderr
 
