@@ -20,7 +20,8 @@ class LossModel(tf_keras.Model):
     return list(self.tracked.values())
 
   def compute_losses(self, features, outputs):
-    raise NotImplementedError
+    """-> dict of scalar tensors with a "loss" entry; every subclass defines it."""
+    raise NotImplementedError(f"{type(self).__name__} must define compute_losses")
 
   def _update_metrics(self, values):
     for name, metric in self.tracked.items():

@@ -108,9 +108,6 @@ class HotpotQaModel(LossModel):
             "span_loss": span_loss, "answer_type_accuracy": type_acc, "sp_accuracy": sp_acc,
             "span_accuracy": span_acc}
 
-  def predict_step(self, data):
-    return self(data, training=False)
-
   def get_config(self):
     return {"config": self.etc_config.to_dict(), "implementation": self.implementation,
             "name": self.name}
