@@ -28,6 +28,8 @@ setup(
         "pyyaml>=6.0",
         "numpy",
         "tensorboard",
+        "natural-questions==1.0.6",   # the official NQ scorer (tasks.nq.metrics)
+        "six",                        # needed by the NQ scorer
     ],
     extras_require={
         "test": ["pytest==9.2.0"],

@@ -15,6 +15,7 @@ from etc_realformer.config import EtcConfig
 from etc_realformer.io_utils import atomic_write_json
 from tasks.hotpotqa import pipeline
 from tasks.hotpotqa import metrics as metrics_lib
+from etc_realformer.training import finetuning
 from tasks.hotpotqa import run
 from tasks.hotpotqa.model import HotpotQaModel
 
@@ -117,11 +118,11 @@ def test_encoder_is_initialised_from_a_pretraining_checkpoint(tmp_path):
   atomic_write_json(str(directory / "etc_config.json"), config.to_dict())
   model = HotpotQaModel(config)
   model.build()
-  run.make_initializer(str(tmp_path), config)(model)   # a run directory is accepted too
+  finetuning.make_initializer(str(tmp_path), config)(model)   # a run directory is accepted too
   for a, b in zip(pretrained.encoder.weights, model.encoder.weights):
     np.testing.assert_array_equal(a.numpy(), b.numpy())
   other = EtcConfig.from_dict(dict(encoder_config, hidden_size=32))
   with pytest.raises(ValueError, match="hidden_size 16 != 32"):
-    run.make_initializer(str(directory / "encoder"), other)
+    finetuning.make_initializer(str(directory / "encoder"), other)
   with pytest.raises(FileNotFoundError, match="no encoder checkpoint"):
-    run.make_initializer(str(tmp_path / "nothing"), config)
+    finetuning.make_initializer(str(tmp_path / "nothing"), config)

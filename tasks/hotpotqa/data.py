@@ -12,13 +12,12 @@ and a `ReadReport`. Two modes:
 Every message reads "<file>: record <index> (_id <id>): field '<name>': <what is wrong>".
 """
 
-import collections
 import dataclasses
 from typing import Any, Dict, List, Optional, Tuple
 
+from etc_realformer.data.read_report import ReadReport  # pylint: disable=unused-import  (re-exported)
 from tasks.hotpotqa.metrics import load_json
 
-MAX_MESSAGES = 20
 YES_NO = ("yes", "no")
 
 
@@ -42,39 +41,6 @@ class HotpotExample:
     """0 span, 1 yes, 2 no (the answer-type head's classes)."""
     answer = (self.answer or "").strip().lower()
     return 1 + YES_NO.index(answer) if answer in YES_NO else 0
-
-
-@dataclasses.dataclass
-class ReadReport:
-  """What was read, skipped (training) or repaired (prediction), per reason."""
-  path: str = ""
-  records: int = 0
-  examples: int = 0
-  skipped: collections.Counter = dataclasses.field(default_factory=collections.Counter)
-  repaired: collections.Counter = dataclasses.field(default_factory=collections.Counter)
-  messages: List[str] = dataclasses.field(default_factory=list)
-
-  def _note(self, counter, reason, message):
-    counter[reason] += 1
-    if len(self.messages) < MAX_MESSAGES:
-      self.messages.append(message)
-
-  def skip(self, reason: str, message: str) -> None:
-    self._note(self.skipped, reason, message)
-
-  def repair(self, reason: str, message: str) -> None:
-    self._note(self.repaired, reason, message)
-
-  def summary(self) -> str:
-    lines = [f"{self.path}: {self.records} record(s), {self.examples} example(s) kept, "
-             f"{sum(self.skipped.values())} skipped, {sum(self.repaired.values())} repaired"]
-    for title, counter in (("skipped", self.skipped), ("repaired", self.repaired)):
-      for reason, count in sorted(counter.items()):
-        lines.append(f"  {title}: {count} x {reason}")
-    if self.messages:
-      lines.append(f"  first {len(self.messages)} message(s):")
-      lines.extend(f"    {m}" for m in self.messages)
-    return "\n".join(lines)
 
 
 def load_json_array(path: str) -> List[Any]:

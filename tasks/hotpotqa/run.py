@@ -11,24 +11,22 @@ Output directory:
 """
 
 import dataclasses
-import json
 import os
-import shutil
 import time
 from typing import Any, Dict, Optional
 
 from absl import logging
-import tensorflow as tf
 import tf_keras
 
 from etc_realformer.config import EtcConfig
-from etc_realformer.data import vocab_learner
 from etc_realformer.data.span_tokenization import OffsetTokenizer
 from etc_realformer.data.tokenization import load_tokenizer
 from etc_realformer.dataclass_utils import check_known_keys
 from etc_realformer.io_utils import atomic_write_json
 from etc_realformer.data import tfrecords
 from etc_realformer.training.distribution import Distribution
+from etc_realformer.training import finetuning
+from etc_realformer.training.finetuning import make_initializer
 from etc_realformer.training import run_config as run_config_lib
 from etc_realformer.training.loop import LoopConfig, check_distribution, run_training_loop
 from tasks.hotpotqa import decode
@@ -38,15 +36,6 @@ from tasks.hotpotqa import metrics as metrics_lib
 from tasks.hotpotqa import records
 from tasks.hotpotqa.data import load_json_array, read_examples
 from tasks.hotpotqa.model import HotpotQaModel
-
-# Encoder fields a pretrained checkpoint must share with the fine-tuned model.
-_SHAPE_KEYS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
-               "intermediate_size", "relative_vocab_size", "segment_vocab_size",
-               "embedding_size", "att_size_per_head", "num_persistent_memory",
-               "share_qkv_projections", "share_kv_projections", "share_feed_forward_params",
-               "share_att_output_projection", "use_feed_forward",
-               "max_absolute_position_embeddings", "use_pre_activation_order")
-
 
 @dataclasses.dataclass
 class HotpotTrainConfig(LoopConfig):
@@ -73,61 +62,20 @@ def parse_sections(run_config: Dict[str, Any], source: str = "config"):
   return model, feature_config, train
 
 
-def prepare_vocab(train: HotpotTrainConfig, output_dir: str) -> str:
-  """Copies the given vocab (or learns one from the training file) to <output_dir>/vocab.txt."""
-  path = os.path.join(output_dir, "vocab.txt")
-  if train.vocab_file:
-    if not os.path.exists(train.vocab_file):
-      raise FileNotFoundError(f"vocab_file: {train.vocab_file} does not exist")
-    if os.path.abspath(train.vocab_file) != os.path.abspath(path):
-      shutil.copyfile(train.vocab_file, path)
-    return path
-  if os.path.exists(path):
-    return path
-  logging.info("learning a %d-piece WordPiece vocab from %s", train.learned_vocab_size,
-               train.train_file)
-  texts = []
-  for record in load_json_array(train.train_file):
+def _training_texts(train_file: str):
+  for record in load_json_array(train_file):
     if isinstance(record, dict):
-      texts.append(str(record.get("question", "")))
+      yield str(record.get("question", ""))
       for paragraph in record.get("context") or []:
         if isinstance(paragraph, list) and len(paragraph) == 2:
-          texts.append(str(paragraph[0]))
-          texts.extend(s for s in paragraph[1] if isinstance(s, str))
-  vocab_learner.write_vocab(vocab_learner.learn_wordpiece_vocab(
-      texts, vocab_size=train.learned_vocab_size), path)
-  return path
+          yield str(paragraph[0])
+          yield from (s for s in paragraph[1] if isinstance(s, str))
 
 
-def _resolve_init_checkpoint(path: str) -> str:
-  """A checkpoint prefix from a prefix, a `final/` directory or a pretraining run directory."""
-  for candidate in (path, os.path.join(path, "encoder"), os.path.join(path, "final", "encoder")):
-    if tf.io.gfile.exists(candidate + ".index"):
-      return candidate
-  raise FileNotFoundError(f"init_checkpoint: no encoder checkpoint at {path} (expected "
-                          "<pretraining run>/final/encoder written by etc_realformer.pretrain)")
-
-
-def make_initializer(init_checkpoint: str, model_config: EtcConfig):
-  """-> a function that loads pretrained encoder weights into a HotpotQaModel (or None)."""
-  if not init_checkpoint:
-    return None
-  prefix = _resolve_init_checkpoint(init_checkpoint)
-  config_path = os.path.join(os.path.dirname(prefix), "etc_config.json")
-  if os.path.exists(config_path):
-    with open(config_path) as f:
-      pretrained = json.load(f)
-    mine = model_config.to_dict()
-    different = [k for k in _SHAPE_KEYS if k in pretrained and pretrained[k] != mine.get(k)]
-    if different:
-      raise ValueError(f"init_checkpoint: {prefix} was trained with a different encoder: " +
-                       ", ".join(f"{k} {pretrained[k]!r} != {mine.get(k)!r}" for k in different))
-
-  def initialize(model):
-    tf.train.Checkpoint(encoder=model.encoder).read(prefix).assert_existing_objects_matched() \
-        .expect_partial()
-    logging.info("encoder initialised from %s", prefix)
-  return initialize
+def prepare_vocab(train: HotpotTrainConfig, output_dir: str) -> str:
+  """Copies the given vocab (or learns one from the training file) to <output_dir>/vocab.txt."""
+  return finetuning.prepare_vocab(train.vocab_file, train.learned_vocab_size, output_dir,
+                                  lambda: _training_texts(train.train_file), train.train_file)
 
 
 def run_finetuning(run_config: Dict[str, Any], output_dir: str,

@@ -1,0 +1,175 @@
+"""Exporting a fine-tuned NQ model as a SavedModel, and predicting with it.
+
+Export directory:
+  saved_model/       tf.saved_model with a `serving_default` signature: the six int32 model
+                     features ([batch, long_seq_len] / [batch, global_seq_len]) -> the five head
+                     outputs (decode.OUTPUT_NAMES)
+  vocab.txt          the WordPiece vocabulary the features were made with
+  task_config.json   feature config and encoder config
+
+`Predictor` loads such a directory (or wraps an in-memory model), runs every window of every
+example and decodes the predictions JSON.
+"""
+
+import collections
+import dataclasses
+import json
+import os
+import shutil
+import time
+from typing import Callable, Dict, Iterator, List, Sequence, Tuple
+
+from absl import logging
+import numpy as np
+import tensorflow as tf
+
+from etc_realformer.data.span_tokenization import OffsetTokenizer
+from etc_realformer.data.tokenization import load_tokenizer
+from etc_realformer.io_utils import atomic_write_json
+from tasks.nq import decode
+from tasks.nq import features as features_lib
+from tasks.nq import records
+from tasks.nq.data import NqExample
+
+TASK_CONFIG_FILE = "task_config.json"
+
+
+def _input_signature(config: features_lib.NqFeatureConfig):
+  lengths = features_lib.feature_lengths(config)
+  return {name: tf.TensorSpec([None, lengths[name]], tf.int32, name=name)
+          for name in features_lib.MODEL_FEATURES}
+
+
+def export_model(model, feature_config: features_lib.NqFeatureConfig, vocab_file: str,
+                 directory: str) -> str:
+  """Writes the export directory (see the module docstring); replaces an older export."""
+  tmp = directory.rstrip("/") + ".tmp"
+  if os.path.exists(tmp):
+    shutil.rmtree(tmp)
+  os.makedirs(tmp)
+  module = tf.Module()
+  module.model = model
+
+  @tf.function(input_signature=[_input_signature(feature_config)])
+  def serve(inputs):
+    outputs = model(inputs, training=False)
+    return {name: outputs[name] for name in decode.OUTPUT_NAMES}
+
+  module.serve = serve
+  tf.saved_model.save(module, os.path.join(tmp, "saved_model"),
+                      signatures={"serving_default": serve.get_concrete_function()})
+  shutil.copyfile(vocab_file, os.path.join(tmp, "vocab.txt"))
+  atomic_write_json(os.path.join(tmp, TASK_CONFIG_FILE), {
+      "feature_config": dataclasses.asdict(feature_config),
+      "etc_config": model.etc_config.to_dict()})
+  if os.path.exists(directory):
+    shutil.rmtree(directory)
+  os.replace(tmp, directory)
+  return directory
+
+
+class Predictor:
+  """Runs an NQ model over the windows of examples and decodes the predictions JSON.
+
+  Args:
+    run_batch: features dict of int32 arrays [b, ...] -> dict of the decode.OUTPUT_NAMES arrays.
+    feature_config: how examples are converted.
+    tokenizer: the WordPiece tokenizer of the model's vocabulary.
+  """
+
+  def __init__(self, run_batch: Callable[[Dict[str, np.ndarray]], Dict[str, np.ndarray]],
+               feature_config: features_lib.NqFeatureConfig, tokenizer: OffsetTokenizer):
+    self.run_batch = run_batch
+    self.feature_config = feature_config
+    self.tokenizer = tokenizer
+
+  @classmethod
+  def from_export(cls, directory: str) -> "Predictor":
+    path = os.path.join(directory, TASK_CONFIG_FILE)
+    if not os.path.exists(path):
+      raise FileNotFoundError(f"{directory}: not an NQ export ({TASK_CONFIG_FILE} missing; "
+                              "`python -m tasks.nq.finetune` writes <output_dir>/export)")
+    with open(path) as f:
+      config = json.load(f)
+    loaded = tf.saved_model.load(os.path.join(directory, "saved_model"))
+    serve = loaded.signatures["serving_default"]
+
+    def run_batch(batch):
+      out = serve(**{name: tf.constant(value) for name, value in batch.items()})
+      return {name: value.numpy() for name, value in out.items()}
+
+    predictor = cls(run_batch, features_lib.NqFeatureConfig(**config["feature_config"]),
+                    OffsetTokenizer(load_tokenizer(vocab_file=os.path.join(directory,
+                                                                             "vocab.txt"))))
+    predictor.loaded = loaded  # keeps the SavedModel's variables alive
+    return predictor
+
+  @classmethod
+  def from_model(cls, model, feature_config, tokenizer):
+    call = tf.function(lambda inputs: model(inputs, training=False))
+
+    def run_batch(batch):
+      out = call({name: tf.constant(value) for name, value in batch.items()})
+      return {name: out[name].numpy() for name in decode.OUTPUT_NAMES}
+    return cls(run_batch, feature_config, tokenizer)
+
+  def run(self, examples: Sequence[NqExample], batch_size: int = 8,
+          log: Callable[[str], None] = logging.info
+          ) -> Iterator[Tuple[NqExample, features_lib.ExampleLayout,
+                              List[decode.WindowOutput]]]:
+    """(example, layout, window outputs) of every usable example, as soon as its windows are done.
+
+    Windows of several examples share a batch; an example's outputs are handed over (and can
+    be dropped) once its last window has run, so memory does not grow with the file.
+    """
+    unusable = sum(1 for e in examples if e.problem)
+    if unusable:
+      log(f"{unusable} example(s) could not be converted: they get a null answer")
+    waiting = collections.OrderedDict()   # example_id -> [example, layout, outputs, windows left]
+    pending, owners = [], []
+    start, done, examples_done = time.perf_counter(), 0, 0
+
+    def flush():
+      nonlocal done
+      batch = records.stack(pending, features_lib.MODEL_FEATURES)
+      for owner, out in zip(owners, decode.split_batch(self.run_batch(batch))):
+        entry = waiting[owner]
+        entry[2].append(out)
+        entry[3] -= 1
+      done += len(pending)
+      pending.clear()
+      owners.clear()
+
+    def finished():
+      nonlocal examples_done
+      while waiting and next(iter(waiting.values()))[3] == 0:
+        example, layout, outputs, _ = waiting.popitem(last=False)[1]
+        examples_done += 1
+        yield example, layout, outputs
+
+    for example, layout, windows in records.prediction_windows(examples, self.tokenizer,
+                                                               self.feature_config):
+      waiting[example.example_id] = [example, layout, [], len(windows)]
+      for window in windows:
+        pending.append(window)
+        owners.append(example.example_id)
+        if len(pending) == batch_size:
+          flush()
+          if done % max(batch_size, 512 // batch_size * batch_size) == 0:
+            log(f"  predicted {done} windows of {examples_done} examples "
+                f"({done / max(time.perf_counter() - start, 1e-9):.1f} windows/s)")
+      yield from finished()
+    if pending:
+      flush()
+    yield from finished()
+    log(f"predicted {done} windows of {examples_done} examples in "
+        f"{time.perf_counter() - start:.1f} s")
+
+  def predict(self, examples: Sequence[NqExample], batch_size: int = 8) -> dict:
+    """The predictions JSON content: one entry per example, in input order."""
+    decoded = {}
+    for example, layout, outputs in self.run(examples, batch_size):
+      decoded[example.example_id] = decode.decode_example(example, layout, outputs)
+    entries = [decode.to_prediction(e, decoded.get(e.example_id, decode.Decoded()))
+               for e in examples]
+    return {"predictions": decode.finite_scores(entries)}

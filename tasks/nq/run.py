@@ -1,0 +1,158 @@
+"""Natural Questions fine-tuning run: config -> vocab, windows, model.fit, export, dev scores.
+
+`run_finetuning(run_config, output_dir)` is what `python -m tasks.nq.finetune` calls.
+Output directory:
+  run_config.json      the resolved config
+  vocab.txt            the vocabulary (copied, or learned from the training file)
+  train_records/       the converted training windows (reused when unchanged)
+  checkpoints/, logs/  as for pretraining; an interrupted run resumes from the latest checkpoint
+  export/              the SavedModel + vocab + task config (tasks.nq.inference)
+  dev_predictions.json, dev_metrics.json   when a dev file is given (official scorer)
+"""
+
+import dataclasses
+import os
+import time
+from typing import Any, Dict, Optional
+
+from absl import logging
+import tf_keras
+
+from etc_realformer.config import EtcConfig
+from etc_realformer.data import tfrecords
+from etc_realformer.data.read_report import ReadReport
+from etc_realformer.data.span_tokenization import OffsetTokenizer
+from etc_realformer.data.tokenization import load_tokenizer
+from etc_realformer.dataclass_utils import check_known_keys
+from etc_realformer.io_utils import atomic_write_json
+from etc_realformer.training import finetuning
+from etc_realformer.training import run_config as run_config_lib
+from etc_realformer.training.distribution import Distribution
+from etc_realformer.training.loop import LoopConfig, check_distribution, run_training_loop
+from tasks.nq import features as features_lib
+from tasks.nq import inference
+from tasks.nq import metrics as metrics_lib
+from tasks.nq import records
+from tasks.nq.data import iter_examples, read_examples
+from tasks.nq.model import NqModel
+
+
+@dataclasses.dataclass
+class NqTrainConfig(LoopConfig):
+  """The `train:` section of an NQ config."""
+  train_file: str = ""          # gzipped JSONL (original or simplified format), or a glob
+  dev_file: str = ""            # original format with annotations: scored by the official scorer
+  vocab_file: str = ""          # empty: learn a WordPiece vocab from train_file
+  learned_vocab_size: int = 2000
+  init_checkpoint: str = ""     # a pretraining run's final/encoder (or a run directory)
+  eval_batch_size: int = 8
+
+
+def load_run_config(path: str) -> Dict[str, Any]:
+  """An NQ config file -> {model, features, train} dicts (model paths resolved)."""
+  return run_config_lib.load_run_config(path, ("features", "train"))
+
+
+def parse_sections(run_config: Dict[str, Any], source: str = "config"):
+  model = EtcConfig.from_dict(dict(run_config["model"]), source=f"{source} (model)")
+  feature_values = dict(run_config.get("features") or {})
+  check_known_keys(features_lib.NqFeatureConfig, feature_values, source, "features")
+  feature_config = features_lib.NqFeatureConfig(**feature_values)
+  train = NqTrainConfig.from_dict(dict(run_config.get("train") or {}), source)
+  return model, feature_config, train
+
+
+def _training_texts(train_file: str):
+  """Questions and text tokens of the training file (html tokens have their own markers)."""
+  for example in iter_examples(train_file, with_labels=True, report=ReadReport(train_file)):
+    yield example.question
+    words = [t for t, html in zip(example.tokens, example.is_html) if not html]
+    for begin in range(0, len(words), 64):
+      yield " ".join(words[begin:begin + 64])
+
+
+def prepare_vocab(train: NqTrainConfig, output_dir: str) -> str:
+  """Copies the given vocab (or learns one from the training file) to <output_dir>/vocab.txt."""
+  return finetuning.prepare_vocab(train.vocab_file, train.learned_vocab_size, output_dir,
+                                  lambda: _training_texts(train.train_file), train.train_file)
+
+
+def run_finetuning(run_config: Dict[str, Any], output_dir: str,
+                   distribution: Optional[Distribution] = None, verbose: int = 1,
+                   extra_callbacks=()) -> Dict[str, Any]:
+  """Fine-tunes (or resumes), exports, and scores dev if given. Returns the run's figures."""
+  previous_policy = tf_keras.mixed_precision.global_policy()
+  try:
+    return _run(run_config, output_dir, distribution or Distribution("none"), verbose,
+                extra_callbacks)
+  finally:
+    tf_keras.mixed_precision.set_global_policy(previous_policy)
+
+
+def _run(run_config, output_dir, distribution, verbose, extra_callbacks):
+  model_config, feature_config, train = parse_sections(run_config)
+  check_distribution(train, distribution)
+  if not train.train_file:
+    raise ValueError("train_file: no Natural Questions training file given")
+  timings = {}
+  os.makedirs(output_dir, exist_ok=True)
+  t0 = time.perf_counter()
+  vocab_file = prepare_vocab(train, output_dir)
+  tokenizer = OffsetTokenizer(load_tokenizer(vocab_file=vocab_file))
+  if tokenizer.tokenizer.vocab_size > model_config.vocab_size:
+    raise ValueError(f"{vocab_file}: {tokenizer.tokenizer.vocab_size} pieces but the model's "
+                     f"vocab_size is {model_config.vocab_size}")
+  timings["vocab_seconds"] = time.perf_counter() - t0
+  t0 = time.perf_counter()
+  record_dir = os.path.join(output_dir, "train_records")
+  info = records.convert_file(train.train_file, record_dir, tokenizer, vocab_file, feature_config)
+  timings["convert_seconds"] = time.perf_counter() - t0
+  files = records.record_files(record_dir)
+  global_batch = train.global_batch_size(distribution)
+  if distribution.is_chief:
+    atomic_write_json(os.path.join(output_dir, "run_config.json"), {
+        "model": model_config.to_dict(), "features": dataclasses.asdict(feature_config),
+        "train": dataclasses.asdict(train), "distribution": distribution.kind,
+        "num_workers": distribution.num_workers, "global_batch_size": global_batch})
+
+  def build():
+    model = NqModel(model_config, name="nq")
+    model.build()
+    return model
+
+  def make(num_slices, slice_index, start_step):
+    return tfrecords.make_dataset(files, None, global_batch, num_slices, slice_index,
+                                  shuffle_buffer=train.shuffle_buffer, seed=train.seed,
+                                  skip_batches=start_step,
+                                  parse_fn=records.parse_fn(feature_config))
+
+  t0 = time.perf_counter()
+  model, metrics = run_training_loop(
+      build, make, train, output_dir, distribution, verbose=verbose,
+      extra_callbacks=extra_callbacks, tokens_per_step=global_batch * feature_config.long_seq_len,
+      initialize=finetuning.make_initializer(train.init_checkpoint, model_config))
+  timings["train_seconds"] = time.perf_counter() - t0
+  metrics.update(train_windows=info["windows"], train_examples=info["examples"],
+                 train_records=info["records"], train_skipped=info["skipped"],
+                 train_window_counts=info["counts"])
+  if not distribution.is_chief:
+    return metrics
+
+  if train.dev_file:
+    t0 = time.perf_counter()
+    examples, report = read_examples(train.dev_file, with_labels=False)
+    logging.info(report.summary())
+    predictor = inference.Predictor.from_model(model, feature_config, tokenizer)
+    predictions = predictor.predict(examples, train.eval_batch_size)
+    atomic_write_json(os.path.join(output_dir, "dev_predictions.json"), predictions)
+    dev_metrics = metrics_lib.evaluate(train.dev_file, predictions)
+    atomic_write_json(os.path.join(output_dir, "dev_metrics.json"), dev_metrics)
+    logging.info("dev:\n%s", metrics_lib.format_metrics(dev_metrics))
+    metrics["dev"] = dev_metrics
+    timings["dev_seconds"] = time.perf_counter() - t0
+  t0 = time.perf_counter()
+  inference.export_model(model, feature_config, vocab_file, os.path.join(output_dir, "export"))
+  timings["export_seconds"] = time.perf_counter() - t0
+  metrics["timings"] = timings
+  atomic_write_json(os.path.join(output_dir, "metrics.json"), metrics)
+  return metrics

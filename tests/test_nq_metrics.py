@@ -1,0 +1,155 @@
+"""The official NQ scorer through tasks.nq.metrics: hand-computed F1s, 1.0 for predictions made
+from the gold annotations through the project's conversion, decoding and export path, and clear
+errors for bad files."""
+
+import json
+
+import numpy as np
+import pytest
+
+import nq_fixtures as nf
+from tasks.nq import data
+from tasks.nq import decode
+from tasks.nq import features as fl
+from tasks.nq import metrics
+from test_nq_features import TOKENS
+
+A = nf.annotation
+NULL = {"start_token": -1, "end_token": -1, "start_byte": -1, "end_byte": -1}
+
+
+def gold_file(tmp_path):
+  records = [
+      # 1: long answer by 3 of 5 (candidate 2), short "cafe" by 2.
+      nf.record(1, "q one", TOKENS, [A(TOKENS, 2, [(8, 9)]), A(TOKENS, 2, [(8, 9)]),
+                                     A(TOKENS, 2), A(TOKENS), A(TOKENS)]),
+      # 2: only one annotator gives a long answer: gold null.
+      nf.record(2, "q two", TOKENS, [A(TOKENS, 0), A(TOKENS), A(TOKENS), A(TOKENS), A(TOKENS)]),
+      # 3: long answer candidate 4 by 2 (one YES, one NO): short by the yes/no vote.
+      nf.record(3, "q three", TOKENS, [A(TOKENS, 4, yes_no="YES"), A(TOKENS, 4, yes_no="NO"),
+                                       A(TOKENS), A(TOKENS), A(TOKENS)]),
+  ]
+  return nf.write_jsonl_gz(records, str(tmp_path / "dev.jsonl.gz"))
+
+
+def entry(example_id, long_span, long_score, shorts=(), short_score=0.0, yes_no="NONE"):
+  return {"example_id": example_id, "long_answer": long_span, "long_answer_score": long_score,
+          "short_answers": list(shorts), "short_answers_score": short_score,
+          "yes_no_answer": yes_no}
+
+
+def test_hand_computed_best_threshold_f1(tmp_path):
+  gold = gold_file(tmp_path)
+  predictions = {"predictions": [
+      entry(1, nf.span(TOKENS, 6, 10), 3.0, [nf.span(TOKENS, 8, 9)], 1.0),    # long right, short right
+      entry(2, nf.span(TOKENS, 1, 5), 2.0, [nf.span(TOKENS, 2, 3)], 3.0),     # gold null: both wrong
+      entry(3, dict(nf.span(TOKENS, 14, 19), start_byte=-1, end_byte=-1), 1.0,
+            short_score=2.0, yes_no="NO"),                                     # tokens only; NO right
+  ]}
+  scores = metrics.evaluate(gold, predictions)
+  # Long, by score: (1: right, 3.0), (2: wrong, 2.0), (3: right, 1.0); 2 gold answers.
+  # Cut at 3.0: P 1, R 1/2, F1 2/3; at 2.0: P 1/2, R 1/2; at 1.0: P 2/3, R 1, F1 0.8.
+  assert scores["long-best-threshold-f1"] == pytest.approx(0.8)
+  assert scores["long-best-threshold"] == 1.0
+  # Short, by score: (2: wrong, 3.0), (3: right, 2.0), (1: right, 1.0); 2 gold answers.
+  # Cut at 3.0: P 0; at 2.0: P 1/2, R 1/2; at 1.0: P 2/3, R 1, F1 0.8.
+  assert scores["short-best-threshold-f1"] == pytest.approx(0.8)
+  assert scores["short-best-threshold-precision"] == pytest.approx(2 / 3)
+  # Written to a file, the same numbers.
+  path = tmp_path / "p.json"
+  path.write_text(json.dumps(predictions))
+  assert metrics.evaluate(gold, str(path)) == scores
+  assert "long-best-threshold-f1: 0.8000" in metrics.format_metrics(scores)
+
+
+def oracle_outputs(windows):
+  """Logits that put all mass on each window's labels."""
+  outs = []
+  for f in windows:
+    def one_hot(i, size=len(f["token_ids"])):
+      v = np.full(size, -30.0)
+      if i >= 0:
+        v[i] = 30.0
+      return v
+    types = np.full(5, -30.0)
+    types[int(f["answer_type"])] = 30.0
+    outs.append(decode.WindowOutput(types, one_hot(int(f["long_start"])),
+                                    one_hot(int(f["long_end"])), one_hot(int(f["short_start"])),
+                                    one_hot(int(f["short_end"]))))
+  return outs
+
+
+def oracle_predictions(path, tokenizer, config):
+  """Gold labels -> windows -> decode -> the predictions JSON (the project's export path)."""
+  examples, _ = data.read_examples(path, with_labels=False)
+  layouts, outputs = {}, {}
+  for example in examples:
+    windows, layout = fl.convert_example(example, tokenizer, config, with_labels=True)
+    layouts[example.example_id] = layout
+    outputs[example.example_id] = oracle_outputs(windows)
+  return decode.make_predictions(examples, layouts, outputs)
+
+
+def test_gold_annotations_through_the_export_path_score_one(tmp_path):
+  gold = gold_file(tmp_path)
+  config = fl.NqFeatureConfig(long_seq_len=10, global_seq_len=6, doc_stride=4,
+                              max_question_pieces=3)
+  predictions = oracle_predictions(gold, nf.tokenizer(tmp_path), config)
+  path = tmp_path / "predictions.json"
+  path.write_text(json.dumps(predictions))
+  scores = metrics.evaluate(gold, str(path))
+  assert scores["long-best-threshold-f1"] == 1.0
+  assert scores["short-best-threshold-f1"] == 1.0
+  by_id = {e["example_id"]: e for e in predictions["predictions"]}
+  assert by_id[1]["long_answer"] == nf.span(TOKENS, 6, 10)     # bytes from document_tokens
+  assert by_id[3]["yes_no_answer"] == "YES" and by_id[3]["short_answers"] == []
+
+
+def test_bad_prediction_files_are_named(tmp_path):
+  gold = gold_file(tmp_path)
+  good = [entry(i, NULL, 0.0) for i in (1, 2, 3)]
+  with pytest.raises(data.NqDataError, match=r"field 'example_id': 1 gold id\(s\) without a "
+                     r"prediction \(first: \[3\]\)"):
+    metrics.evaluate(gold, {"predictions": good[:2]})
+  with pytest.raises(data.NqDataError, match="gold ids are ints, predicted ids strs"):
+    metrics.evaluate(gold, {"predictions": [dict(e, example_id=str(e["example_id"]))
+                                            for e in good]})
+  with pytest.raises(data.NqDataError, match=r"predictions\[1\]: field 'short_answers_score'"):
+    metrics.evaluate(gold, {"predictions": [good[0], {k: v for k, v in good[1].items()
+                                                      if k != "short_answers_score"}, good[2]]})
+  bad = tmp_path / "bad.json"
+  bad.write_text("{oops")
+  with pytest.raises(data.NqDataError, match="bad.json: not JSON"):
+    metrics.evaluate(gold, str(bad))
+  both = [good[0], good[1], entry(3, NULL, 0.0, [nf.span(TOKENS, 2, 3)], yes_no="YES")]
+  with pytest.raises(data.NqDataError, match="rejected by the official reader"):
+    metrics.evaluate(gold, {"predictions": both})
+
+
+def test_bad_gold_files_are_named(tmp_path):
+  plain = tmp_path / "dev.jsonl"
+  plain.write_text(json.dumps(nf.record(1, "q", TOKENS)) + "\n")
+  with pytest.raises(data.NqDataError, match="dev.jsonl: gold files must be gzipped"):
+    metrics.evaluate(str(plain), {"predictions": []})
+  record = nf.record(1, "q", TOKENS)
+  del record["annotations"][0]["yes_no_answer"]
+  path = nf.write_jsonl_gz([record], str(tmp_path / "g.jsonl.gz"))
+  with pytest.raises(data.NqDataError, match="g.jsonl.gz: field 'yes_no_answer': missing"):
+    metrics.evaluate(path, {"predictions": []})
+
+
+def test_synthetic_dev_gold_through_the_export_path_scores_one(tmp_path):
+  from tasks.nq import synthetic   # pylint: disable=import-outside-toplevel
+  path = synthetic.write_jsonl_gz(synthetic.generate_examples(80, seed=5, num_annotations=5),
+                                  str(tmp_path / "dev.jsonl.gz"))
+  # The demo's window shapes (configs/nq/tiny.yaml): several windows per document.
+  config = fl.NqFeatureConfig(long_seq_len=256, global_seq_len=48, doc_stride=128,
+                              max_question_pieces=24)
+  predictions = oracle_predictions(path, nf.tokenizer(tmp_path), config)
+  scores = metrics.evaluate(path, predictions)
+  assert scores["long-best-threshold-f1"] == 1.0
+  assert scores["short-best-threshold-f1"] == 1.0
+  entries = predictions["predictions"]
+  assert len(entries) == 80 and all(isinstance(e["example_id"], int) for e in entries)
+  assert any(e["yes_no_answer"] != "NONE" for e in entries)
+  assert any(e["short_answers"] for e in entries)
