@@ -46,6 +46,9 @@ def test_demo_beats_the_always_null_baseline(demo_run):
   assert base["long-best-threshold-f1"] == base["short-best-threshold-f1"] == 0.0
   assert model["long-best-threshold-f1"] >= 0.10
   assert model["short-best-threshold-f1"] >= 0.12
+  # Fine-tuning scored dev with the in-memory model; the export gives the same answers.
+  for key in metrics_lib.MAIN_KEYS:
+    assert summary["in_memory_dev_metrics"][key] == pytest.approx(model[key], abs=0.02)
 
 
 @pytest.mark.slow

@@ -156,3 +156,22 @@ def make_dataset(files: List[str], config: Optional[pe.PretrainingDataConfig],
 
 def count_records(files: List[str]) -> int:
   return sum(1 for f in files for _ in tf.data.TFRecordDataset(f))
+
+
+def fixed_length_parse_fn(lengths: Dict[str, int]) -> Callable:
+  """A parse_fn for `make_dataset`: [batch] serialized records -> dict of int32 tensors.
+
+  `lengths` maps each int64 feature to its length (0 = a scalar, parsed as [batch]).
+  """
+  spec = {name: tf.io.FixedLenFeature([length] if length else [], tf.int64)
+          for name, length in lengths.items()}
+
+  def parse(serialized):
+    parsed = tf.io.parse_example(serialized, spec)
+    return {name: tf.cast(value, tf.int32) for name, value in parsed.items()}
+  return parse
+
+
+def stack_features(features, names) -> Dict[str, np.ndarray]:
+  """List of per-example feature dicts -> dict of int32 arrays [N, ...] of `names`."""
+  return {name: np.stack([f[name] for f in features]).astype(np.int32) for name in names}

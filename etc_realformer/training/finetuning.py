@@ -3,21 +3,33 @@
 `prepare_vocab` puts the run's vocabulary in its output directory: a given file is copied, or a
 WordPiece vocabulary is learned from the task's training texts.
 
+`train_task_model` is the shared body of every task's fine-tuning run: vocabulary, conversion of
+the training file (through the task's `TaskData`), run_config.json and the resumable model.fit.
+
 `make_initializer(init_checkpoint, model_config)` checks that the pretrained encoder has the
 shape of the task model's encoder (naming every field that differs) and returns a function that
 loads its weights into `model.encoder` (any task model with an `encoder` attribute).
 """
 
+import dataclasses
 import json
 import os
 import shutil
-from typing import Callable, Iterable
+import time
+from typing import Any, Callable, Dict, Iterable, List
 
 from absl import logging
 import tensorflow as tf
+import tf_keras
 
 from etc_realformer.config import EtcConfig
+from etc_realformer.data import tfrecords
 from etc_realformer.data import vocab_learner
+from etc_realformer.data.span_tokenization import OffsetTokenizer
+from etc_realformer.data.tokenization import load_tokenizer
+from etc_realformer.io_utils import atomic_write_json
+from etc_realformer.training.distribution import Distribution
+from etc_realformer.training.loop import LoopConfig, check_distribution, run_training_loop
 
 # Encoder fields a pretrained checkpoint must share with the fine-tuned model.
 _SHAPE_KEYS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
@@ -78,3 +90,78 @@ def prepare_vocab(vocab_file: str, learned_vocab_size: int, output_dir: str,
   vocab_learner.write_vocab(vocab_learner.learn_wordpiece_vocab(
       list(texts()), vocab_size=learned_vocab_size), path)
   return path
+
+
+@dataclasses.dataclass
+class TaskData:
+  """How a task turns its training file into TFRecords (the task-specific part of training)."""
+  prepare_vocab: Callable[[], str]                         # -> vocab file in the output dir
+  convert: Callable[[Any, str, str], dict]                 # (tokenizer, vocab_file, directory)
+  record_files: Callable[[str], List[str]]                 # directory -> TFRecord files
+  parse_fn: Callable                                       # for tfrecords.make_dataset
+  long_seq_len: int
+
+
+@dataclasses.dataclass
+class Trained:
+  """What `train_task_model` hands back to the task for dev scoring and export."""
+  model: Any
+  metrics: Dict[str, Any]
+  tokenizer: OffsetTokenizer
+  vocab_file: str
+  conversion: dict
+  timings: Dict[str, float]
+
+
+def keep_precision_policy(fn: Callable[[], Any]) -> Any:
+  """Runs fn and restores the global mixed-precision policy (a config may change it)."""
+  previous_policy = tf_keras.mixed_precision.global_policy()
+  try:
+    return fn()
+  finally:
+    tf_keras.mixed_precision.set_global_policy(previous_policy)
+
+
+def train_task_model(model_config: EtcConfig, feature_config, train: LoopConfig, task: TaskData,
+                     build_model: Callable[[], Any], output_dir: str, distribution: Distribution,
+                     verbose: int = 1, extra_callbacks=()) -> Trained:
+  """Vocab, conversion, run_config.json and the resumable model.fit of a fine-tuning run.
+
+  `train` is the task's LoopConfig subclass (with train_file, init_checkpoint).
+  """
+  check_distribution(train, distribution)
+  if not train.train_file:
+    raise ValueError("train_file: no training file given")
+  timings = {}
+  os.makedirs(output_dir, exist_ok=True)
+  t0 = time.perf_counter()
+  vocab_file = task.prepare_vocab()
+  tokenizer = OffsetTokenizer(load_tokenizer(vocab_file=vocab_file))
+  if tokenizer.tokenizer.vocab_size > model_config.vocab_size:
+    raise ValueError(f"{vocab_file}: {tokenizer.tokenizer.vocab_size} pieces but the model's "
+                     f"vocab_size is {model_config.vocab_size}")
+  timings["vocab_seconds"] = time.perf_counter() - t0
+  t0 = time.perf_counter()
+  record_dir = os.path.join(output_dir, "train_records")
+  conversion = task.convert(tokenizer, vocab_file, record_dir)
+  timings["convert_seconds"] = time.perf_counter() - t0
+  files = task.record_files(record_dir)
+  global_batch = train.global_batch_size(distribution)
+  if distribution.is_chief:
+    atomic_write_json(os.path.join(output_dir, "run_config.json"), {
+        "model": model_config.to_dict(), "features": dataclasses.asdict(feature_config),
+        "train": dataclasses.asdict(train), "distribution": distribution.kind,
+        "num_workers": distribution.num_workers, "global_batch_size": global_batch})
+
+  def make(num_slices, slice_index, start_step):
+    return tfrecords.make_dataset(files, None, global_batch, num_slices, slice_index,
+                                  shuffle_buffer=train.shuffle_buffer, seed=train.seed,
+                                  skip_batches=start_step, parse_fn=task.parse_fn)
+
+  t0 = time.perf_counter()
+  model, metrics = run_training_loop(
+      build_model, make, train, output_dir, distribution, verbose=verbose,
+      extra_callbacks=extra_callbacks, tokens_per_step=global_batch * task.long_seq_len,
+      initialize=make_initializer(train.init_checkpoint, model_config))
+  timings["train_seconds"] = time.perf_counter() - t0
+  return Trained(model, metrics, tokenizer, vocab_file, conversion, timings)

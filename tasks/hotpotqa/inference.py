@@ -14,58 +14,34 @@ into the prediction file's content.
 import dataclasses
 import json
 import os
-import shutil
 import time
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from absl import logging
 import numpy as np
-import tensorflow as tf
 
 from etc_realformer.data.span_tokenization import OffsetTokenizer
 from etc_realformer.data.tokenization import load_tokenizer
+from etc_realformer import serving
 from etc_realformer.io_utils import atomic_write_json
 from tasks.hotpotqa import decode
 from tasks.hotpotqa import features as features_lib
 from tasks.hotpotqa import records
 from tasks.hotpotqa.data import HotpotExample
 
-TASK_CONFIG_FILE = "task_config.json"
+TASK_CONFIG_FILE = serving.TASK_CONFIG_FILE
 OUTPUT_NAMES = ("answer_type_logits", "sp_logits", "begin_logits", "end_logits")
-
-
-def _input_signature(config: features_lib.HotpotFeatureConfig):
-  lengths = features_lib.feature_lengths(config)
-  return {name: tf.TensorSpec([None, lengths[name]], tf.int32, name=name)
-          for name in features_lib.MODEL_FEATURES}
 
 
 def export_model(model, feature_config: features_lib.HotpotFeatureConfig, vocab_file: str,
                  directory: str, threshold: float = decode.DEFAULT_THRESHOLD) -> str:
   """Writes the export directory (see the module docstring); replaces an older export."""
-  tmp = directory.rstrip("/") + ".tmp"
-  if os.path.exists(tmp):
-    shutil.rmtree(tmp)
-  os.makedirs(tmp)
-  module = tf.Module()
-  module.model = model
-
-  @tf.function(input_signature=[_input_signature(feature_config)])
-  def serve(inputs):
-    outputs = model(inputs, training=False)
-    return {name: outputs[name] for name in OUTPUT_NAMES}
-
-  module.serve = serve
-  tf.saved_model.save(module, os.path.join(tmp, "saved_model"),
-                      signatures={"serving_default": serve.get_concrete_function()})
-  shutil.copyfile(vocab_file, os.path.join(tmp, "vocab.txt"))
-  atomic_write_json(os.path.join(tmp, TASK_CONFIG_FILE), {
-      "feature_config": dataclasses.asdict(feature_config),
-      "etc_config": model.etc_config.to_dict(), "sp_threshold": float(threshold)})
-  if os.path.exists(directory):
-    shutil.rmtree(directory)
-  os.replace(tmp, directory)
-  return directory
+  lengths = features_lib.feature_lengths(feature_config)
+  return serving.export_task_model(
+      model, {name: lengths[name] for name in features_lib.MODEL_FEATURES}, OUTPUT_NAMES,
+      vocab_file, directory, {"feature_config": dataclasses.asdict(feature_config),
+                              "etc_config": model.etc_config.to_dict(),
+                              "sp_threshold": float(threshold)})
 
 
 def set_threshold(directory: str, threshold: float) -> None:
@@ -97,19 +73,9 @@ class Predictor:
 
   @classmethod
   def from_export(cls, directory: str) -> "Predictor":
-    path = os.path.join(directory, TASK_CONFIG_FILE)
-    if not os.path.exists(path):
-      raise FileNotFoundError(f"{directory}: not a HotpotQA export ({TASK_CONFIG_FILE} missing; "
-                              "`python -m tasks.hotpotqa.finetune` writes <output_dir>/export)")
-    with open(path) as f:
-      config = json.load(f)
-    loaded = tf.saved_model.load(os.path.join(directory, "saved_model"))
-    serve = loaded.signatures["serving_default"]
-
-    def run_batch(batch):
-      out = serve(**{name: tf.constant(value) for name, value in batch.items()})
-      return {name: value.numpy() for name, value in out.items()}
-
+    config, run_batch, loaded = serving.load_task_export(
+        directory, "a HotpotQA export (`python -m tasks.hotpotqa.finetune` writes "
+        "<output_dir>/export)")
     predictor = cls(run_batch, features_lib.HotpotFeatureConfig(**config["feature_config"]),
                     OffsetTokenizer(load_tokenizer(vocab_file=os.path.join(directory,
                                                                              "vocab.txt"))),
@@ -119,12 +85,8 @@ class Predictor:
 
   @classmethod
   def from_model(cls, model, feature_config, tokenizer, threshold=decode.DEFAULT_THRESHOLD):
-    call = tf.function(lambda inputs: model(inputs, training=False))
-
-    def run_batch(batch):
-      out = call({name: tf.constant(value) for name, value in batch.items()})
-      return {name: out[name].numpy() for name in OUTPUT_NAMES}
-    return cls(run_batch, feature_config, tokenizer, threshold)
+    return cls(serving.model_run_batch(model, OUTPUT_NAMES), feature_config, tokenizer,
+               threshold)
 
   def run(self, examples: Sequence[HotpotExample], batch_size: int = 8,
           log: Callable[[str], None] = logging.info

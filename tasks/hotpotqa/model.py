@@ -16,16 +16,14 @@ import tensorflow as tf
 import tf_keras
 
 from etc_realformer.config import EtcConfig
-from etc_realformer.layers.scopes import build_in_scope
-from etc_realformer.models.encoder import EtcModel
-from etc_realformer.models.loss_model import LossModel
+from etc_realformer.models.task_model import TaskModel
 from tasks.hotpotqa.features import MODEL_FEATURES
 
 _NEG = -10000.0
 NUM_ANSWER_TYPES = 3
 
 
-class HotpotQaModel(LossModel):
+class HotpotQaModel(TaskModel):
   """EtcModel + answer-type, supporting-fact and span heads.
 
   Args:
@@ -35,26 +33,16 @@ class HotpotQaModel(LossModel):
 
   def __init__(self, config: Union[EtcConfig, Dict[str, Any]], implementation: str = "blocked",
                **kwargs):
-    super().__init__(**kwargs)
-    if not isinstance(config, EtcConfig):
-      config = EtcConfig.from_dict(dict(config))
-    self.etc_config = config
-    self.implementation = implementation
-    self.encoder = EtcModel(config, implementation=implementation, name="encoder")
-    init = lambda: tf_keras.initializers.TruncatedNormal(stddev=config.initializer_range)  # pylint: disable=unnecessary-lambda-assignment
+    super().__init__(config, implementation, **kwargs)
+    init = self.initializer
     self.answer_type_head = tf_keras.layers.Dense(NUM_ANSWER_TYPES, kernel_initializer=init(),
                                                   name="answer_type")
     self.sp_head = tf_keras.layers.Dense(1, kernel_initializer=init(), name="supporting_fact")
     self.span_head = tf_keras.layers.Dense(2, kernel_initializer=init(), name="span")
+    self.heads = [self.answer_type_head, self.sp_head, self.span_head]
     self.tracked = {name: tf_keras.metrics.Mean(name) for name in (
         "loss", "answer_type_loss", "sp_loss", "span_loss", "answer_type_accuracy",
         "sp_accuracy", "span_accuracy")}
-
-  def build(self, input_shape=None):
-    build_in_scope(self.encoder, None)
-    for head in (self.answer_type_head, self.sp_head, self.span_head):
-      build_in_scope(head, [None, self.etc_config.hidden_size])
-    self.built = True
 
   def call(self, features, training=None):
     inputs = {name: features[name] for name in MODEL_FEATURES if name in features}
@@ -107,11 +95,3 @@ class HotpotQaModel(LossModel):
     return {"loss": loss, "answer_type_loss": type_loss, "sp_loss": sp_loss,
             "span_loss": span_loss, "answer_type_accuracy": type_acc, "sp_accuracy": sp_acc,
             "span_accuracy": span_acc}
-
-  def get_config(self):
-    return {"config": self.etc_config.to_dict(), "implementation": self.implementation,
-            "name": self.name}
-
-  @classmethod
-  def from_config(cls, config, custom_objects=None):
-    return cls(**config)

@@ -8,11 +8,9 @@ input, vocab and feature config is reused, not converted again.
 import dataclasses
 import json
 import os
-from typing import Callable, Dict, List, Sequence
+from typing import Callable, List, Sequence
 
 from absl import logging
-import numpy as np
-import tensorflow as tf
 
 from etc_realformer.data import tfrecords
 from etc_realformer.data.span_tokenization import OffsetTokenizer
@@ -87,21 +85,11 @@ def convert_file(input_path: str, directory: str, tokenizer: OffsetTokenizer, vo
 
 def parse_fn(config: features_lib.HotpotFeatureConfig) -> Callable:
   """[batch] serialized records -> dict of int32 tensors ([batch] or [batch, length])."""
-  spec = {name: tf.io.FixedLenFeature([length] if length else [], tf.int64)
-          for name, length in features_lib.feature_lengths(config).items()}
-
-  def parse(serialized):
-    parsed = tf.io.parse_example(serialized, spec)
-    return {name: tf.cast(value, tf.int32) for name, value in parsed.items()}
-  return parse
+  return tfrecords.fixed_length_parse_fn(features_lib.feature_lengths(config))
 
 
 def record_files(directory: str) -> List[str]:
   return tfrecords.expand_files(os.path.join(directory, f"{PREFIX}-*.tfrecord"))
 
 
-def stack(features: Sequence[Dict[str, np.ndarray]], names: Sequence[str]
-          ) -> Dict[str, np.ndarray]:
-  """List of per-example feature dicts -> dict of int32 arrays [N, ...]."""
-  return {name: np.stack([f[name] for f in features]).astype(np.int32) for name in names}
-
+stack = tfrecords.stack_features   # feature dicts -> int32 arrays [N, ...]

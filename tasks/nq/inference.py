@@ -13,59 +13,31 @@ example and decodes the predictions JSON.
 
 import collections
 import dataclasses
-import json
 import os
-import shutil
 import time
 from typing import Callable, Dict, Iterator, List, Sequence, Tuple
 
 from absl import logging
 import numpy as np
-import tensorflow as tf
 
 from etc_realformer.data.span_tokenization import OffsetTokenizer
 from etc_realformer.data.tokenization import load_tokenizer
-from etc_realformer.io_utils import atomic_write_json
+from etc_realformer import serving
 from tasks.nq import decode
 from tasks.nq import features as features_lib
 from tasks.nq import records
 from tasks.nq.data import NqExample
 
-TASK_CONFIG_FILE = "task_config.json"
-
-
-def _input_signature(config: features_lib.NqFeatureConfig):
-  lengths = features_lib.feature_lengths(config)
-  return {name: tf.TensorSpec([None, lengths[name]], tf.int32, name=name)
-          for name in features_lib.MODEL_FEATURES}
 
 
 def export_model(model, feature_config: features_lib.NqFeatureConfig, vocab_file: str,
                  directory: str) -> str:
   """Writes the export directory (see the module docstring); replaces an older export."""
-  tmp = directory.rstrip("/") + ".tmp"
-  if os.path.exists(tmp):
-    shutil.rmtree(tmp)
-  os.makedirs(tmp)
-  module = tf.Module()
-  module.model = model
-
-  @tf.function(input_signature=[_input_signature(feature_config)])
-  def serve(inputs):
-    outputs = model(inputs, training=False)
-    return {name: outputs[name] for name in decode.OUTPUT_NAMES}
-
-  module.serve = serve
-  tf.saved_model.save(module, os.path.join(tmp, "saved_model"),
-                      signatures={"serving_default": serve.get_concrete_function()})
-  shutil.copyfile(vocab_file, os.path.join(tmp, "vocab.txt"))
-  atomic_write_json(os.path.join(tmp, TASK_CONFIG_FILE), {
-      "feature_config": dataclasses.asdict(feature_config),
-      "etc_config": model.etc_config.to_dict()})
-  if os.path.exists(directory):
-    shutil.rmtree(directory)
-  os.replace(tmp, directory)
-  return directory
+  lengths = features_lib.feature_lengths(feature_config)
+  return serving.export_task_model(
+      model, {name: lengths[name] for name in features_lib.MODEL_FEATURES}, decode.OUTPUT_NAMES,
+      vocab_file, directory, {"feature_config": dataclasses.asdict(feature_config),
+                              "etc_config": model.etc_config.to_dict()})
 
 
 class Predictor:
@@ -85,19 +57,8 @@ class Predictor:
 
   @classmethod
   def from_export(cls, directory: str) -> "Predictor":
-    path = os.path.join(directory, TASK_CONFIG_FILE)
-    if not os.path.exists(path):
-      raise FileNotFoundError(f"{directory}: not an NQ export ({TASK_CONFIG_FILE} missing; "
-                              "`python -m tasks.nq.finetune` writes <output_dir>/export)")
-    with open(path) as f:
-      config = json.load(f)
-    loaded = tf.saved_model.load(os.path.join(directory, "saved_model"))
-    serve = loaded.signatures["serving_default"]
-
-    def run_batch(batch):
-      out = serve(**{name: tf.constant(value) for name, value in batch.items()})
-      return {name: value.numpy() for name, value in out.items()}
-
+    config, run_batch, loaded = serving.load_task_export(
+        directory, "an NQ export (`python -m tasks.nq.finetune` writes <output_dir>/export)")
     predictor = cls(run_batch, features_lib.NqFeatureConfig(**config["feature_config"]),
                     OffsetTokenizer(load_tokenizer(vocab_file=os.path.join(directory,
                                                                              "vocab.txt"))))
@@ -106,12 +67,7 @@ class Predictor:
 
   @classmethod
   def from_model(cls, model, feature_config, tokenizer):
-    call = tf.function(lambda inputs: model(inputs, training=False))
-
-    def run_batch(batch):
-      out = call({name: tf.constant(value) for name, value in batch.items()})
-      return {name: out[name].numpy() for name in decode.OUTPUT_NAMES}
-    return cls(run_batch, feature_config, tokenizer)
+    return cls(serving.model_run_batch(model, decode.OUTPUT_NAMES), feature_config, tokenizer)
 
   def run(self, examples: Sequence[NqExample], batch_size: int = 8,
           log: Callable[[str], None] = logging.info

@@ -16,9 +16,7 @@ import tensorflow as tf
 import tf_keras
 
 from etc_realformer.config import EtcConfig
-from etc_realformer.layers.scopes import build_in_scope
-from etc_realformer.models.encoder import EtcModel
-from etc_realformer.models.loss_model import LossModel
+from etc_realformer.models.task_model import TaskModel
 from tasks.nq.features import MODEL_FEATURES
 
 _NEG = -10000.0
@@ -42,7 +40,7 @@ def span_loss(start_logits, end_logits, mask, start, end):
   return (losses[0] + losses[1]) / 2.0, right[0] * right[1], applies
 
 
-class NqModel(LossModel):
+class NqModel(TaskModel):
   """EtcModel + answer-type, long-span and short-span heads.
 
   Args:
@@ -52,26 +50,16 @@ class NqModel(LossModel):
 
   def __init__(self, config: Union[EtcConfig, Dict[str, Any]], implementation: str = "blocked",
                **kwargs):
-    super().__init__(**kwargs)
-    if not isinstance(config, EtcConfig):
-      config = EtcConfig.from_dict(dict(config))
-    self.etc_config = config
-    self.implementation = implementation
-    self.encoder = EtcModel(config, implementation=implementation, name="encoder")
-    init = lambda: tf_keras.initializers.TruncatedNormal(stddev=config.initializer_range)  # pylint: disable=unnecessary-lambda-assignment
+    super().__init__(config, implementation, **kwargs)
+    init = self.initializer
     self.answer_type_head = tf_keras.layers.Dense(NUM_ANSWER_TYPES, kernel_initializer=init(),
                                                   name="answer_type")
     self.long_head = tf_keras.layers.Dense(2, kernel_initializer=init(), name="long_span")
     self.short_head = tf_keras.layers.Dense(2, kernel_initializer=init(), name="short_span")
+    self.heads = [self.answer_type_head, self.long_head, self.short_head]
     self.tracked = {name: tf_keras.metrics.Mean(name) for name in (
         "loss", "answer_type_loss", "long_loss", "short_loss", "answer_type_accuracy",
         "long_accuracy", "short_accuracy")}
-
-  def build(self, input_shape=None):
-    build_in_scope(self.encoder, None)
-    for head in (self.answer_type_head, self.long_head, self.short_head):
-      build_in_scope(head, [None, self.etc_config.hidden_size])
-    self.built = True
 
   def call(self, features, training=None):
     inputs = {name: features[name] for name in MODEL_FEATURES if name in features}
@@ -105,11 +93,3 @@ class NqModel(LossModel):
     loss = (type_loss + parts["long_loss"] + parts["short_loss"]) / 3.0
     return {"loss": loss, "answer_type_loss": type_loss, "answer_type_accuracy": type_acc,
             **parts}
-
-  def get_config(self):
-    return {"config": self.etc_config.to_dict(), "implementation": self.implementation,
-            "name": self.name}
-
-  @classmethod
-  def from_config(cls, config, custom_objects=None):
-    return cls(**config)

@@ -50,7 +50,7 @@ def run_demo(config_path, output_dir, num_train, num_dev, seed=0, overrides=(), 
                os.path.dirname(train_file), num_train, num_dev)
 
   run_config = run.load_run_config(config_path)
-  run_config["train"].update(train_file=train_file, dev_file="")
+  run_config["train"].update(train_file=train_file, dev_file=dev_file)
   run_config_lib.apply_overrides(run_config, overrides)
   run_dir = os.path.join(output_dir, "run")
   logging.info("step 2/4: fine-tuning (%s steps) in %s", run_config["train"].get(
@@ -73,6 +73,7 @@ def run_demo(config_path, output_dir, num_train, num_dev, seed=0, overrides=(), 
   baseline = metrics_lib.evaluate(dev_file, decode.null_predictions(examples))
   timings["evaluate"] = time.perf_counter() - t0
   summary = {"dev_metrics": scores, "baseline_metrics": baseline, "timings_seconds": timings,
+             "in_memory_dev_metrics": finetune.get("dev"),
              "train_metrics": {k: v for k, v in finetune.items() if k not in ("dev", "timings")},
              "model": run_config["model"], "prediction_file": prediction_file}
   atomic_write_json(os.path.join(output_dir, "demo_summary.json"), summary)

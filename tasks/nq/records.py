@@ -11,11 +11,10 @@ import collections
 import dataclasses
 import json
 import os
-from typing import Callable, Dict, Iterable, Iterator, List, Sequence, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Tuple
 
 from absl import logging
 import numpy as np
-import tensorflow as tf
 
 from etc_realformer.data import tfrecords
 from etc_realformer.data.read_report import ReadReport
@@ -96,23 +95,14 @@ def convert_file(input_path: str, directory: str, tokenizer: OffsetTokenizer, vo
 
 def parse_fn(config: features_lib.NqFeatureConfig) -> Callable:
   """[batch] serialized records -> dict of int32 tensors ([batch] or [batch, length])."""
-  spec = {name: tf.io.FixedLenFeature([length] if length else [], tf.int64)
-          for name, length in features_lib.feature_lengths(config).items()}
-
-  def parse(serialized):
-    parsed = tf.io.parse_example(serialized, spec)
-    return {name: tf.cast(value, tf.int32) for name, value in parsed.items()}
-  return parse
+  return tfrecords.fixed_length_parse_fn(features_lib.feature_lengths(config))
 
 
 def record_files(directory: str) -> List[str]:
   return tfrecords.expand_files(os.path.join(directory, f"{PREFIX}-*.tfrecord"))
 
 
-def stack(features: Sequence[Dict[str, np.ndarray]], names: Sequence[str]
-          ) -> Dict[str, np.ndarray]:
-  """List of per-window feature dicts -> dict of int32 arrays [N, ...]."""
-  return {name: np.stack([f[name] for f in features]).astype(np.int32) for name in names}
+stack = tfrecords.stack_features   # feature dicts -> int32 arrays [N, ...]
 
 
 def prediction_windows(examples: Iterable[NqExample], tokenizer: OffsetTokenizer,

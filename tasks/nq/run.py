@@ -16,19 +16,15 @@ import time
 from typing import Any, Dict, Optional
 
 from absl import logging
-import tf_keras
 
 from etc_realformer.config import EtcConfig
-from etc_realformer.data import tfrecords
 from etc_realformer.data.read_report import ReadReport
-from etc_realformer.data.span_tokenization import OffsetTokenizer
-from etc_realformer.data.tokenization import load_tokenizer
 from etc_realformer.dataclass_utils import check_known_keys
 from etc_realformer.io_utils import atomic_write_json
 from etc_realformer.training import finetuning
 from etc_realformer.training import run_config as run_config_lib
 from etc_realformer.training.distribution import Distribution
-from etc_realformer.training.loop import LoopConfig, check_distribution, run_training_loop
+from etc_realformer.training.loop import LoopConfig
 from tasks.nq import features as features_lib
 from tasks.nq import inference
 from tasks.nq import metrics as metrics_lib
@@ -81,57 +77,29 @@ def run_finetuning(run_config: Dict[str, Any], output_dir: str,
                    distribution: Optional[Distribution] = None, verbose: int = 1,
                    extra_callbacks=()) -> Dict[str, Any]:
   """Fine-tunes (or resumes), exports, and scores dev if given. Returns the run's figures."""
-  previous_policy = tf_keras.mixed_precision.global_policy()
-  try:
-    return _run(run_config, output_dir, distribution or Distribution("none"), verbose,
-                extra_callbacks)
-  finally:
-    tf_keras.mixed_precision.set_global_policy(previous_policy)
+  return finetuning.keep_precision_policy(lambda: _run(
+      run_config, output_dir, distribution or Distribution("none"), verbose, extra_callbacks))
 
 
 def _run(run_config, output_dir, distribution, verbose, extra_callbacks):
   model_config, feature_config, train = parse_sections(run_config)
-  check_distribution(train, distribution)
-  if not train.train_file:
-    raise ValueError("train_file: no Natural Questions training file given")
-  timings = {}
-  os.makedirs(output_dir, exist_ok=True)
-  t0 = time.perf_counter()
-  vocab_file = prepare_vocab(train, output_dir)
-  tokenizer = OffsetTokenizer(load_tokenizer(vocab_file=vocab_file))
-  if tokenizer.tokenizer.vocab_size > model_config.vocab_size:
-    raise ValueError(f"{vocab_file}: {tokenizer.tokenizer.vocab_size} pieces but the model's "
-                     f"vocab_size is {model_config.vocab_size}")
-  timings["vocab_seconds"] = time.perf_counter() - t0
-  t0 = time.perf_counter()
-  record_dir = os.path.join(output_dir, "train_records")
-  info = records.convert_file(train.train_file, record_dir, tokenizer, vocab_file, feature_config)
-  timings["convert_seconds"] = time.perf_counter() - t0
-  files = records.record_files(record_dir)
-  global_batch = train.global_batch_size(distribution)
-  if distribution.is_chief:
-    atomic_write_json(os.path.join(output_dir, "run_config.json"), {
-        "model": model_config.to_dict(), "features": dataclasses.asdict(feature_config),
-        "train": dataclasses.asdict(train), "distribution": distribution.kind,
-        "num_workers": distribution.num_workers, "global_batch_size": global_batch})
+  task = finetuning.TaskData(
+      prepare_vocab=lambda: prepare_vocab(train, output_dir),
+      convert=lambda tokenizer, vocab_file, directory: records.convert_file(
+          train.train_file, directory, tokenizer, vocab_file, feature_config),
+      record_files=records.record_files, parse_fn=records.parse_fn(feature_config),
+      long_seq_len=feature_config.long_seq_len)
 
   def build():
     model = NqModel(model_config, name="nq")
     model.build()
     return model
 
-  def make(num_slices, slice_index, start_step):
-    return tfrecords.make_dataset(files, None, global_batch, num_slices, slice_index,
-                                  shuffle_buffer=train.shuffle_buffer, seed=train.seed,
-                                  skip_batches=start_step,
-                                  parse_fn=records.parse_fn(feature_config))
-
-  t0 = time.perf_counter()
-  model, metrics = run_training_loop(
-      build, make, train, output_dir, distribution, verbose=verbose,
-      extra_callbacks=extra_callbacks, tokens_per_step=global_batch * feature_config.long_seq_len,
-      initialize=finetuning.make_initializer(train.init_checkpoint, model_config))
-  timings["train_seconds"] = time.perf_counter() - t0
+  trained = finetuning.train_task_model(model_config, feature_config, train, task, build,
+                                        output_dir, distribution, verbose, extra_callbacks)
+  model, metrics, tokenizer, timings = (trained.model, trained.metrics, trained.tokenizer,
+                                        trained.timings)
+  vocab_file, info = trained.vocab_file, trained.conversion
   metrics.update(train_windows=info["windows"], train_examples=info["examples"],
                  train_records=info["records"], train_skipped=info["skipped"],
                  train_window_counts=info["counts"])
