@@ -8,6 +8,8 @@ Features follow the ETC names (DESIGN section 2). `token_ids` [B, L] and `global
   sentence_ids [B, L]                                    (owner global token of each long token)
   long_paragraph_ids [B, L], global_paragraph_ids [B, G] (multi-hop contexts; 0 = shared)
   ignore_hard_g2l_mask [B, G]                            (global tokens exempt from hard g2l)
+  l2g_linked_ids [B, L]                                  (global token a long token is linked
+                                                          to, -1 = none)
   the eight side inputs of ops.SIDE_INPUT_NAMES          (given together, they replace the derived ones)
 Keys the model does not know (labels, ids) are ignored so one tf.data dict can feed model and loss.
 """
@@ -32,6 +34,7 @@ FEATURE_SHAPES = {
     "long_paragraph_ids": ("L", None),
     "global_paragraph_ids": ("G", None),
     "ignore_hard_g2l_mask": ("G", None),
+    "l2g_linked_ids": ("L", None),
     "l2l_att_mask": ("L", "W"), "l2l_relative_att_ids": ("L", "W"),
     "g2g_att_mask": ("G", "G"), "g2g_relative_att_ids": ("G", "G"),
     "l2g_att_mask": ("L", "G"), "l2g_relative_att_ids": ("L", "G"),
@@ -49,6 +52,7 @@ def _value_ranges(config: EtcConfig, global_len):
   }
   if global_len is not None:
     ranges["sentence_ids"] = (0, global_len, "the number of global tokens")
+    ranges["l2g_linked_ids"] = (-1, global_len, "-1 or a global token index")
   if config.relative_vocab_size:
     for name in SIDE_INPUT_NAMES:
       if name.endswith("relative_att_ids"):

@@ -1,8 +1,9 @@
 """Exporting a fine-tuned task model as a SavedModel directory, and loading it to predict.
 
 Export directory (every task):
-  saved_model/       tf.saved_model with a `serving_default` signature: the task's int32 model
-                     features ([batch, length] each) -> its named head outputs
+  saved_model/       tf.saved_model with a `serving_default` signature: the task's model
+                     features (int32 [batch, length] each, or the given TensorSpec) -> its
+                     named head outputs
   vocab.txt          the WordPiece vocabulary the features were made with
   task_config.json   what the task needs to convert and decode (feature config, encoder config,
                      thresholds, ...)
@@ -14,28 +15,37 @@ export, so a crash never leaves half an export under the final name.
 import json
 import os
 import shutil
-from typing import Callable, Dict, Sequence, Tuple
+from typing import Callable, Dict, Sequence, Tuple, Union
 
 import numpy as np
 import tensorflow as tf
 
+from etc_realformer.data.span_tokenization import OffsetTokenizer
+from etc_realformer.data.tokenization import load_tokenizer
 from etc_realformer.io_utils import atomic_write_json
 
 TASK_CONFIG_FILE = "task_config.json"
 RunBatch = Callable[[Dict[str, np.ndarray]], Dict[str, np.ndarray]]
 
 
-def export_task_model(model, input_lengths: Dict[str, int], output_names: Sequence[str],
-                      vocab_file: str, directory: str, task_config: dict) -> str:
-  """Writes the export directory (see the module docstring); returns it."""
+def export_task_model(model, input_lengths: Dict[str, Union[int, tf.TensorSpec]],
+                      output_names: Sequence[str], vocab_file: str, directory: str,
+                      task_config: dict) -> str:
+  """Writes the export directory (see the module docstring); returns it.
+
+  input_lengths: feature -> its length (an int32 [batch, length] input) or a tf.TensorSpec
+  (e.g. float32 [None, G, 20] visual features).
+  """
   tmp = directory.rstrip("/") + ".tmp"
   if os.path.exists(tmp):
     shutil.rmtree(tmp)
   os.makedirs(tmp)
   module = tf.Module()
   module.model = model
-  signature = {name: tf.TensorSpec([None, length], tf.int32, name=name)
-               for name, length in input_lengths.items()}
+  signature = {name: (tf.TensorSpec(spec.shape, spec.dtype, name=name)
+                     if isinstance(spec, tf.TensorSpec)
+                     else tf.TensorSpec([None, spec], tf.int32, name=name))
+               for name, spec in input_lengths.items()}
 
   @tf.function(input_signature=[signature])
   def serve(inputs):
@@ -75,9 +85,45 @@ def load_task_export(directory: str, description: str) -> Tuple[dict, RunBatch, 
 
 def model_run_batch(model, output_names: Sequence[str]) -> RunBatch:
   """run_batch for an in-memory model (one traced tf.function)."""
-  call = tf.function(lambda inputs: model(inputs, training=False))
+  @tf.function
+  def call(inputs):
+    return model(inputs, training=False)
 
   def run_batch(batch):
     out = call({name: tf.constant(value) for name, value in batch.items()})
     return {name: out[name].numpy() for name in output_names}
   return run_batch
+
+
+class TaskPredictor:
+  """The common part of a task's predictor: how to run the model, convert, and tokenize.
+
+  A subclass sets `feature_config_class`, `output_names` and `export_description` and adds its
+  own predict method.
+
+  Args:
+    run_batch: dict of feature arrays [b, ...] -> dict of the `output_names` arrays.
+    feature_config: how inputs are converted.
+    tokenizer: the WordPiece tokenizer of the model's vocabulary.
+  """
+  feature_config_class: type = None
+  output_names: Sequence[str] = ()
+  export_description: str = "a task export"
+
+  def __init__(self, run_batch: RunBatch, feature_config, tokenizer: OffsetTokenizer):
+    self.run_batch = run_batch
+    self.feature_config = feature_config
+    self.tokenizer = tokenizer
+
+  @classmethod
+  def from_export(cls, directory: str):
+    config, run_batch, loaded = load_task_export(directory, cls.export_description)
+    predictor = cls(run_batch, cls.feature_config_class(**config["feature_config"]),
+                    OffsetTokenizer(load_tokenizer(
+                        vocab_file=os.path.join(directory, "vocab.txt"))))
+    predictor.loaded = loaded  # keeps the SavedModel's variables alive
+    return predictor
+
+  @classmethod
+  def from_model(cls, model, feature_config, tokenizer: OffsetTokenizer):
+    return cls(model_run_batch(model, cls.output_names), feature_config, tokenizer)

@@ -114,6 +114,43 @@ def test_given_side_inputs_equal_derived_ones():
     np.testing.assert_array_equal(a, b)
 
 
+def test_l2g_links_change_only_the_linked_long_tokens_relative_ids():
+  f = features(6)
+  model = EtcModel(tiny(use_hard_g2l_mask=True))
+  plain = model_call(model, f)
+  linked = dict(f, l2g_linked_ids=np.full((2, 19), -1, np.int32))
+  for a, b in zip(plain, model_call(model, linked)):
+    np.testing.assert_array_equal(a, b)   # no link: identical outputs
+  linked["l2g_linked_ids"][0, 5] = 3
+  side = model.side_inputs({k: tf.constant(v) for k, v in linked.items()})
+  own = 2 * 2 + 2
+  assert side["l2g_relative_att_ids"][0, 5, 3] == own
+  long_out, _ = model_call(model, linked)
+  changed = np.abs(long_out.numpy() - plain[0].numpy()).max(-1) > 1e-6   # [B, L]
+  assert changed[0, 5] and not changed[1].any()
+
+
+def test_extra_embeddings_are_added_before_the_embedding_norm():
+  f = features(7)
+  model = EtcModel(tiny(num_hidden_layers=1))
+  plain = model_call(model, f)
+  zeros = [np.zeros((2, 19, 16), np.float32), np.zeros((2, 4, 16), np.float32)]
+  out = model(f, long_extra_embeddings=zeros[0], global_extra_embeddings=zeros[1])
+  for a, b in zip(plain, (out["long_output"], out["global_output"])):
+    np.testing.assert_allclose(a, b, atol=1e-6)
+  long_x, global_x = model.embeddings(
+      f["token_ids"], f["segment_ids"], f["global_token_ids"], np.zeros((2, 4), np.int32),
+      long_extra=np.ones((2, 19, 16), np.float32))
+  table = model.embeddings.token_table.numpy()
+  raw = table[f["token_ids"]] + model.embeddings.segment_table.numpy()[f["segment_ids"]] + 1.0
+  norm = model.embeddings.norms["long"]
+  mean, var = raw.mean(-1, keepdims=True), raw.var(-1, keepdims=True)
+  expected = (raw - mean) / np.sqrt(var + 1e-12) * norm.gamma.numpy() + norm.beta.numpy()
+  np.testing.assert_allclose(long_x, expected, atol=1e-4)
+  with pytest.raises(ValueError, match="long_extra_embeddings must have shape"):
+    model(f, long_extra_embeddings=np.zeros((2, 19, 5), np.float32))
+
+
 def test_jit_compile_matches_eager():
   model = EtcModel(tiny())
   f = features(5)
@@ -191,6 +228,8 @@ def test_attention_scores_for_analysis():
     (lambda f: f.update(sentence_ids=f["sentence_ids"] + 4), "'sentence_ids' has value"),
     (lambda f: f.update(token_ids=f["token_ids"].astype(np.float32)), "'token_ids' must hold int"),
     (lambda f: f.update(l2l_att_mask=np.ones((2, 19, 7), np.int32)), "given only in part"),
+    (lambda f: f.update(l2g_linked_ids=np.full((2, 19), 4, np.int32)),
+     "'l2g_linked_ids' has value 4 outside \\[-1, 4\\)"),
 ])
 def test_bad_features_name_the_feature(mutate, message):
   model = EtcModel(tiny())

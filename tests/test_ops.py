@@ -94,6 +94,26 @@ def test_hard_l2g_and_missing_sentence_ids():
     ops.make_side_inputs(ids, tf.constant([[1, 1]]), None, 1, 2, use_hard_g2l_mask=True)
 
 
+def test_l2g_linking_by_hand():
+  # Long 0-3 owned by global 0 (sentence), long 4-5 by global 1; long 2 is linked to global 2
+  # (a candidate token), long 5 to global 0. k = 2: other sentence 5, own sentence 6.
+  ids = tf.ones([1, 6], tf.int32)
+  linked = tf.constant([[-1, -1, 2, -1, -1, 0]])
+  side = ops.make_side_inputs(ids, tf.ones([1, 3], tf.int32), tf.constant([[0, 0, 0, 0, 1, 1]]),
+                              1, 2, use_hard_l2g_mask=True, l2g_linked_ids=linked)
+  np.testing.assert_array_equal(side["l2g_relative_att_ids"][0], [
+      [6, 5, 5], [6, 5, 5], [6, 5, 6], [6, 5, 5], [5, 6, 5], [6, 6, 5]])
+  np.testing.assert_array_equal(side["l2g_att_mask"][0], [
+      [1, 0, 0], [1, 0, 0], [1, 0, 1], [1, 0, 0], [0, 1, 0], [1, 1, 0]])
+  # The link works both ways for the relative ids; the hard g2l mask does not open.
+  np.testing.assert_array_equal(side["g2l_relative_att_ids"][0], [
+      [6, 6, 6, 6, 5, 6], [5, 5, 5, 5, 6, 6], [5, 5, 6, 5, 5, 5]])
+  hard = ops.make_side_inputs(ids, tf.ones([1, 3], tf.int32), tf.constant([[0, 0, 0, 0, 1, 1]]),
+                              1, 2, use_hard_g2l_mask=True, l2g_linked_ids=linked)
+  np.testing.assert_array_equal(hard["g2l_att_mask"][0], [
+      [1, 1, 1, 1, 0, 0], [0, 0, 0, 0, 1, 1], [0, 0, 0, 0, 0, 0]])
+
+
 def test_paragraph_contexts_and_hard_g2l_exemption_by_hand():
   # Long: 0-1 question (context 0), 2-3 paragraph 1, 4-5 paragraph 2.
   # Global: 0 CLS (ctx 0, exempt), 1 PARAGRAPH p1 (exempt), 2 SENTENCE p1 (owns 2-3),

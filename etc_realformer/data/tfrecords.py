@@ -32,7 +32,7 @@ def shard_paths(prefix: str, num_shards: int) -> List[str]:
 def to_tf_example(example: Dict[str, np.ndarray]) -> tf.train.Example:
   feature = {}
   for name, value in example.items():
-    if name in pe.FLOAT_FEATURES:
+    if name in pe.FLOAT_FEATURES or np.asarray(value).dtype.kind == "f":
       feature[name] = tf.train.Feature(float_list=tf.train.FloatList(value=np.ravel(value).tolist()))
     else:
       feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=np.ravel(value).tolist()))
@@ -158,20 +158,35 @@ def count_records(files: List[str]) -> int:
   return sum(1 for f in files for _ in tf.data.TFRecordDataset(f))
 
 
-def fixed_length_parse_fn(lengths: Dict[str, int]) -> Callable:
-  """A parse_fn for `make_dataset`: [batch] serialized records -> dict of int32 tensors.
+def fixed_length_parse_fn(lengths: Dict[str, int],
+                          float_shapes: Optional[Dict[str, tuple]] = None) -> Callable:
+  """A parse_fn for `make_dataset`: [batch] serialized records -> dict of tensors.
 
-  `lengths` maps each int64 feature to its length (0 = a scalar, parsed as [batch]).
+  `lengths` maps each int64 feature to its length (0 = a scalar, parsed as [batch]); they come
+  back int32. `float_shapes` maps float features to their per-example shape (e.g. (G, 20)),
+  parsed as float32 [batch, *shape].
   """
+  float_shapes = dict(float_shapes or {})
   spec = {name: tf.io.FixedLenFeature([length] if length else [], tf.int64)
           for name, length in lengths.items()}
+  for name, shape in float_shapes.items():
+    spec[name] = tf.io.FixedLenFeature([int(np.prod(shape))], tf.float32)
 
   def parse(serialized):
     parsed = tf.io.parse_example(serialized, spec)
-    return {name: tf.cast(value, tf.int32) for name, value in parsed.items()}
+    out = {name: tf.cast(value, tf.int32) for name, value in parsed.items()
+           if name not in float_shapes}
+    for name, shape in float_shapes.items():
+      out[name] = tf.reshape(parsed[name], [-1, *shape])
+    return out
   return parse
 
 
 def stack_features(features, names) -> Dict[str, np.ndarray]:
-  """List of per-example feature dicts -> dict of int32 arrays [N, ...] of `names`."""
-  return {name: np.stack([f[name] for f in features]).astype(np.int32) for name in names}
+  """List of per-example feature dicts -> dict of arrays [N, ...] of `names` (float features
+  float32, the others int32)."""
+  out = {}
+  for name in names:
+    value = np.stack([f[name] for f in features])
+    out[name] = value.astype(np.float32 if value.dtype.kind == "f" else np.int32)
+  return out

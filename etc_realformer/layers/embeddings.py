@@ -9,7 +9,8 @@ from etc_realformer.layers.scopes import build_in_scope
 class EtcEmbeddings(tf_keras.layers.Layer):
   """Embeds both streams with ONE token table (long and global ids share the word-piece vocab).
 
-  out = Drop(LN(Project(token_emb[ids] + segment_emb[segment_ids] (+ position_emb[pos]))))
+  out = Drop(LN(Project(token_emb[ids] + segment_emb[segment_ids] (+ position_emb[pos])
+                        (+ extra))))
   with a separate LayerNorm per stream; Project maps embedding_size -> hidden_size when they
   differ. Absolute positions (max_absolute_position_embeddings > 0) count 0.. within each stream.
   """
@@ -58,9 +59,16 @@ class EtcEmbeddings(tf_keras.layers.Layer):
       build_in_scope(norm, [None, None, self.hidden_size])
     super().build(input_shape)
 
-  def embed(self, token_ids, segment_ids, stream, training=None):
-    """token_ids, segment_ids: int [B, N] -> [B, N, hidden]."""
+  def embed(self, token_ids, segment_ids, stream, training=None, extra=None):
+    """token_ids, segment_ids: int [B, N]; extra: float [B, N, width] or None -> [B, N, hidden]."""
     x = tf.gather(self.token_table, token_ids) + tf.gather(self.segment_table, segment_ids)
+    if extra is not None:
+      extra = tf.convert_to_tensor(extra)
+      if extra.shape.rank is not None and (extra.shape.rank != 3 or (
+          extra.shape[-1] is not None and extra.shape[-1] != self.width)):
+        raise ValueError(f"{stream}_extra_embeddings must have shape [batch, length, "
+                         f"{self.width}], got {extra.shape}.")
+      x += tf.cast(extra, x.dtype)
     if self.position_table is not None:
       length = tf.shape(token_ids)[1]
       x += tf.gather(self.position_table, tf.range(length))[tf.newaxis]
@@ -68,9 +76,10 @@ class EtcEmbeddings(tf_keras.layers.Layer):
       x = self.projection(x)
     return self.dropout(self.norms[stream](x), training=training)
 
-  def call(self, token_ids, segment_ids, global_token_ids, global_segment_ids, training=None):
-    return (self.embed(token_ids, segment_ids, "long", training),
-            self.embed(global_token_ids, global_segment_ids, "global", training))
+  def call(self, token_ids, segment_ids, global_token_ids, global_segment_ids, training=None,
+           long_extra=None, global_extra=None):
+    return (self.embed(token_ids, segment_ids, "long", training, long_extra),
+            self.embed(global_token_ids, global_segment_ids, "global", training, global_extra))
 
   def get_config(self):
     config = super().get_config()

@@ -85,11 +85,17 @@ class EtcModel(tf_keras.Model):
           use_relative_ids=bool(config.relative_vocab_size),
           long_paragraph_ids=features.get("long_paragraph_ids"),
           global_paragraph_ids=features.get("global_paragraph_ids"),
-          ignore_hard_g2l_mask=features.get("ignore_hard_g2l_mask"))
+          ignore_hard_g2l_mask=features.get("ignore_hard_g2l_mask"),
+          l2g_linked_ids=features.get("l2g_linked_ids"))
     except ValueError as e:
       raise ValueError(f"Feature {e}") from None
 
-  def call(self, features, training=None, return_attention_scores=False):
+  def call(self, features, training=None, return_attention_scores=False,
+           long_extra_embeddings=None, global_extra_embeddings=None):
+    """features: dict of int features. The optional float `long_extra_embeddings`
+    [B, L, width] and `global_extra_embeddings` [B, G, width] (width = embedding_size or
+    hidden_size) are added to the token embeddings before the embedding LayerNorm (OpenKP adds
+    projected visual features this way)."""
     config = self.etc_config
     features = features_lib.check_features(features, config)
     side = self.side_inputs(features)
@@ -98,7 +104,7 @@ class EtcModel(tf_keras.Model):
     long_x, global_x = self.embeddings(
         features["token_ids"], features.get("segment_ids", zeros_long),
         features["global_token_ids"], features.get("global_segment_ids", zeros_global),
-        training=training)
+        training=training, long_extra=long_extra_embeddings, global_extra=global_extra_embeddings)
     scores = [None, None]  # long stream, global stream
     per_layer = []
     period = config.grad_checkpointing_period

@@ -37,7 +37,9 @@ class LossModel(tf_keras.Model):
     # compute_gradients (not tape.gradient) so a Horovod DistributedOptimizer can allreduce and
     # a LossScaleOptimizer can scale.
     grads_and_vars = self.optimizer.compute_gradients(loss, self.trainable_variables, tape=tape)
-    self.optimizer.apply_gradients(grads_and_vars)
+    # A head may leave variables unused (WikiHop reads only the global stream, so the last
+    # layer's long-stream weights get no gradient); they are left as they are.
+    self.optimizer.apply_gradients([(g, v) for g, v in grads_and_vars if g is not None])
     self._update_metrics(values)   # running means: what Keras reports at the end of an epoch
     return values
 

@@ -13,6 +13,11 @@ Feature conventions (DESIGN section 2):
   ignore_hard_g2l_mask  int [B, G] (optional): 1 for global tokens exempt from the hard g2l
       mask. An exempt token in context 0 sees every long token of its example; an exempt token
       in paragraph p sees the long tokens of paragraph p.
+  l2g_linked_ids  int [B, L] (optional): the global token a long token is linked to, -1 for
+      none (WikiHop links each candidate mention to its candidate's global token). A linked
+      pair is treated as if the global token owned the long token: it gets the "own sentence"
+      relative id in both directions (l2g and g2l), and the hard l2g mask lets it attend (the
+      hard g2l mask does not open: exempt the global token if it must see its mentions).
 Side inputs are int32 with 1 = may attend:
   l2l [B, L, 2r+1] (window layout), l2g [B, L, G], g2g [B, G, G], g2l [B, G, L]
 for both `*_att_mask` and `*_relative_att_ids`.
@@ -64,7 +69,8 @@ def make_side_inputs(long_example_ids: tf.Tensor,
                      use_relative_ids: bool = True,
                      long_paragraph_ids: Optional[tf.Tensor] = None,
                      global_paragraph_ids: Optional[tf.Tensor] = None,
-                     ignore_hard_g2l_mask: Optional[tf.Tensor] = None) -> Dict[str, tf.Tensor]:
+                     ignore_hard_g2l_mask: Optional[tf.Tensor] = None,
+                     l2g_linked_ids: Optional[tf.Tensor] = None) -> Dict[str, tf.Tensor]:
   """Builds the eight side inputs from example ids ([B, L], [B, G]; 0 = padding).
 
   Args:
@@ -80,6 +86,7 @@ def make_side_inputs(long_example_ids: tf.Tensor,
     long_paragraph_ids: int [B, L] or None (one context).
     global_paragraph_ids: int [B, G] or None (one context).
     ignore_hard_g2l_mask: int [B, G] or None (no global token is exempt).
+    l2g_linked_ids: int [B, L] or None (no long token is linked); -1 = not linked.
   Returns:
     dict with the SIDE_INPUT_NAMES (relative ids only when use_relative_ids).
   """
@@ -127,8 +134,15 @@ def make_side_inputs(long_example_ids: tf.Tensor,
     owns_or_exempt = owns
   g2l_mask = tf.logical_and(g2l_same, owns_or_exempt) if use_hard_g2l_mask else g2l_same
   l2g_mask = tf.transpose(g2l_same, [0, 2, 1])  # [B, L, G]
+  linked = None
+  if l2g_linked_ids is not None:
+    linked = tf.equal(tf.cast(l2g_linked_ids, tf.int32)[:, :, None],
+                      tf.range(global_len)[None, None, :])  # [B, L, G]
   if use_hard_l2g_mask:
-    l2g_mask = tf.logical_and(l2g_mask, tf.transpose(owns, [0, 2, 1]))
+    own_or_linked = tf.transpose(owns, [0, 2, 1])  # [B, L, G]
+    if linked is not None:
+      own_or_linked = tf.logical_or(own_or_linked, linked)
+    l2g_mask = tf.logical_and(l2g_mask, own_or_linked)
 
   g2g_mask = tf.logical_and(tf.equal(global_ids[:, :, None], global_ids[:, None, :]),
                             global_valid[:, :, None])  # [B, G, G]
@@ -151,7 +165,10 @@ def make_side_inputs(long_example_ids: tf.Tensor,
       other_context = tf.not_equal(global_para[:, :, None], global_para[:, None, :])  # [B, G, G]
       g2g_ids = tf.where(other_context, relative.unordered_context_id(k), g2g_ids)
     side["g2g_relative_att_ids"] = g2g_ids
-    g2l_ids = tf.where(owns, relative.own_sentence_id(k), relative.other_sentence_id(k))
+    own_or_linked = owns  # [B, G, L]
+    if linked is not None:
+      own_or_linked = tf.logical_or(owns, tf.transpose(linked, [0, 2, 1]))
+    g2l_ids = tf.where(own_or_linked, relative.own_sentence_id(k), relative.other_sentence_id(k))
     side["g2l_relative_att_ids"] = tf.cast(g2l_ids, tf.int32)  # [B, G, L]
     side["l2g_relative_att_ids"] = tf.transpose(side["g2l_relative_att_ids"], [0, 2, 1])
   return side

@@ -16,7 +16,7 @@ import json
 import os
 import shutil
 import time
-from typing import Any, Callable, Dict, Iterable, List
+from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from absl import logging
 import tensorflow as tf
@@ -27,7 +27,9 @@ from etc_realformer.data import tfrecords
 from etc_realformer.data import vocab_learner
 from etc_realformer.data.span_tokenization import OffsetTokenizer
 from etc_realformer.data.tokenization import load_tokenizer
+from etc_realformer.dataclass_utils import check_known_keys
 from etc_realformer.io_utils import atomic_write_json
+from etc_realformer.training import run_config as run_config_lib
 from etc_realformer.training.distribution import Distribution
 from etc_realformer.training.loop import LoopConfig, check_distribution, run_training_loop
 
@@ -90,6 +92,45 @@ def prepare_vocab(vocab_file: str, learned_vocab_size: int, output_dir: str,
   vocab_learner.write_vocab(vocab_learner.learn_wordpiece_vocab(
       list(texts()), vocab_size=learned_vocab_size), path)
   return path
+
+
+@dataclasses.dataclass
+class TaskTrainConfig(LoopConfig):
+  """The `train:` section of a task config (a task may subclass it to add settings)."""
+  train_file: str = ""          # the task's official training file
+  dev_file: str = ""            # labelled: predicted and scored after training
+  vocab_file: str = ""          # empty: learn a WordPiece vocab from train_file
+  learned_vocab_size: int = 2000
+  init_checkpoint: str = ""     # a pretraining run's final/encoder (or a run directory)
+  eval_batch_size: int = 16
+
+
+def load_task_run_config(path: str) -> Dict[str, Any]:
+  """A task config file -> {model, features, train} dicts (model paths resolved)."""
+  return run_config_lib.load_run_config(path, ("features", "train"))
+
+
+def run_task(run: Callable, run_config: Dict[str, Any], output_dir: str,
+             distribution: Optional[Distribution] = None, verbose: int = 1,
+             extra_callbacks=()) -> Dict[str, Any]:
+  """Calls a task's run(run_config, output_dir, distribution, verbose, extra_callbacks) with
+  the default (no) distribution, restoring the global mixed-precision policy afterwards."""
+  return keep_precision_policy(lambda: run(
+      run_config, output_dir, distribution or Distribution("none"), verbose, extra_callbacks))
+
+
+def parse_task_sections(run_config: Dict[str, Any], feature_cls, train_cls,
+                        source: str = "config"):
+  """{model, features, train} dicts -> (EtcConfig, feature_cls, train_cls), errors naming keys."""
+  model = EtcConfig.from_dict(dict(run_config["model"]), source=f"{source} (model)")
+  feature_values = dict(run_config.get("features") or {})
+  check_known_keys(feature_cls, feature_values, source, "features")
+  try:
+    feature_config = feature_cls(**feature_values)
+  except ValueError as e:
+    raise ValueError(f"{source} (features): {e}") from None
+  train = train_cls.from_dict(dict(run_config.get("train") or {}), source)
+  return model, feature_config, train
 
 
 @dataclasses.dataclass
@@ -165,3 +206,32 @@ def train_task_model(model_config: EtcConfig, feature_config, train: LoopConfig,
       initialize=make_initializer(train.init_checkpoint, model_config))
   timings["train_seconds"] = time.perf_counter() - t0
   return Trained(model, metrics, tokenizer, vocab_file, conversion, timings)
+
+
+def train_score_export(model_config: EtcConfig, feature_config, train: TaskTrainConfig,
+                       task: TaskData, build_model: Callable[[], Any], output_dir: str,
+                       distribution: Distribution, score_dev: Callable[[Trained], dict],
+                       export: Callable[[Any, str, str], Any], verbose: int = 1,
+                       extra_callbacks=()) -> Dict[str, Any]:
+  """A whole fine-tuning run: `train_task_model`, then (chief only) `score_dev(trained)` when
+  a dev file is given, `export(model, vocab_file, <output_dir>/export)`, and metrics.json.
+
+  Returns the run's figures: training metrics, conversion counts, "dev" and "timings".
+  """
+  trained = train_task_model(model_config, feature_config, train, task, build_model,
+                             output_dir, distribution, verbose, extra_callbacks)
+  metrics, timings, info = trained.metrics, trained.timings, trained.conversion
+  metrics.update(train_examples=info["examples"], train_records=info["records"],
+                 train_skipped=info["skipped"], train_conversion=info.get("counts", {}))
+  if not distribution.is_chief:
+    return metrics
+  if train.dev_file:
+    t0 = time.perf_counter()
+    metrics["dev"] = score_dev(trained)
+    timings["dev_seconds"] = time.perf_counter() - t0
+  t0 = time.perf_counter()
+  export(trained.model, trained.vocab_file, os.path.join(output_dir, "export"))
+  timings["export_seconds"] = time.perf_counter() - t0
+  metrics["timings"] = timings
+  atomic_write_json(os.path.join(output_dir, "metrics.json"), metrics)
+  return metrics

@@ -22,11 +22,11 @@ Gold format: the official JSON list of records with `_id`, `answer` and
 """
 
 import collections
-import json
-import os
 import re
 import string
 from typing import Any, Dict, Iterable, List, Sequence, Tuple
+
+from tasks.json_files import load_json  # pylint: disable=unused-import  (re-exported)
 
 ANSWER_KEYS = ("em", "f1", "prec", "recall")
 SP_KEYS = ("sp_em", "sp_f1", "sp_prec", "sp_recall")
@@ -244,38 +244,6 @@ def evaluate(prediction: Dict[str, Any], gold: List[Dict[str, Any]]) -> Dict[str
     for key, value in _record_scores(prediction, record).items():
       totals[key] += value
   return {key: totals[key] / len(gold) for key in METRIC_KEYS}
-
-
-def load_json(path: str, what: str) -> Any:
-  """Reads a JSON file, with errors that name the file.
-
-  Args:
-    path: The file to read.
-    what: What the file holds, for messages (e.g. "prediction", "gold").
-
-  Returns:
-    The parsed JSON value.
-
-  Raises:
-    FileNotFoundError: If `path` is not an existing file.
-    ValueError: If the file is empty, not UTF-8 or not valid JSON (the
-      message gives the line and column of the error).
-  """
-  if not os.path.isfile(path):
-    raise FileNotFoundError(f"{what} file not found: {path}")
-  try:
-    with open(path, encoding="utf-8") as f:
-      text = f.read()
-  except UnicodeDecodeError as e:
-    raise ValueError(f"{what} file {path} is not UTF-8 text: {e}") from e
-  if not text.strip():
-    raise ValueError(f"{what} file is empty: {path}")
-  try:
-    return json.loads(text)
-  except json.JSONDecodeError as e:
-    raise ValueError(
-        f"{what} file {path} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}"
-    ) from e
 
 
 def evaluate_files(prediction_path: str, gold_path: str) -> Dict[str, float]:

@@ -22,7 +22,6 @@ from etc_realformer.dataclass_utils import check_known_keys
 from etc_realformer.io_utils import atomic_write_json
 from etc_realformer.training.distribution import Distribution
 from etc_realformer.training import finetuning
-from etc_realformer.training import run_config as run_config_lib
 from etc_realformer.training.loop import LoopConfig
 from tasks.hotpotqa import decode
 from tasks.hotpotqa import features as features_lib
@@ -43,9 +42,7 @@ class HotpotTrainConfig(LoopConfig):
   eval_batch_size: int = 8
 
 
-def load_run_config(path: str) -> Dict[str, Any]:
-  """A HotpotQA config file -> {model, features, train} dicts (model paths resolved)."""
-  return run_config_lib.load_run_config(path, ("features", "train"))
+load_run_config = finetuning.load_task_run_config
 
 
 def parse_sections(run_config: Dict[str, Any], source: str = "config"):
@@ -77,8 +74,8 @@ def run_finetuning(run_config: Dict[str, Any], output_dir: str,
                    distribution: Optional[Distribution] = None, verbose: int = 1,
                    extra_callbacks=()) -> Dict[str, Any]:
   """Fine-tunes (or resumes), exports, and scores dev if given. Returns the run's figures."""
-  return finetuning.keep_precision_policy(lambda: _run(
-      run_config, output_dir, distribution or Distribution("none"), verbose, extra_callbacks))
+  return finetuning.run_task(_run, run_config, output_dir, distribution, verbose,
+                             extra_callbacks)
 
 
 def _run(run_config, output_dir, distribution, verbose, extra_callbacks):

@@ -13,15 +13,11 @@ example and decodes the predictions JSON.
 
 import collections
 import dataclasses
-import os
 import time
-from typing import Callable, Dict, Iterator, List, Sequence, Tuple
+from typing import Callable, Iterator, List, Sequence, Tuple
 
 from absl import logging
-import numpy as np
 
-from etc_realformer.data.span_tokenization import OffsetTokenizer
-from etc_realformer.data.tokenization import load_tokenizer
 from etc_realformer import serving
 from tasks.nq import decode
 from tasks.nq import features as features_lib
@@ -40,34 +36,11 @@ def export_model(model, feature_config: features_lib.NqFeatureConfig, vocab_file
                               "etc_config": model.etc_config.to_dict()})
 
 
-class Predictor:
-  """Runs an NQ model over the windows of examples and decodes the predictions JSON.
-
-  Args:
-    run_batch: features dict of int32 arrays [b, ...] -> dict of the decode.OUTPUT_NAMES arrays.
-    feature_config: how examples are converted.
-    tokenizer: the WordPiece tokenizer of the model's vocabulary.
-  """
-
-  def __init__(self, run_batch: Callable[[Dict[str, np.ndarray]], Dict[str, np.ndarray]],
-               feature_config: features_lib.NqFeatureConfig, tokenizer: OffsetTokenizer):
-    self.run_batch = run_batch
-    self.feature_config = feature_config
-    self.tokenizer = tokenizer
-
-  @classmethod
-  def from_export(cls, directory: str) -> "Predictor":
-    config, run_batch, loaded = serving.load_task_export(
-        directory, "an NQ export (`python -m tasks.nq.finetune` writes <output_dir>/export)")
-    predictor = cls(run_batch, features_lib.NqFeatureConfig(**config["feature_config"]),
-                    OffsetTokenizer(load_tokenizer(vocab_file=os.path.join(directory,
-                                                                             "vocab.txt"))))
-    predictor.loaded = loaded  # keeps the SavedModel's variables alive
-    return predictor
-
-  @classmethod
-  def from_model(cls, model, feature_config, tokenizer):
-    return cls(serving.model_run_batch(model, decode.OUTPUT_NAMES), feature_config, tokenizer)
+class Predictor(serving.TaskPredictor):
+  """Runs an NQ model over the windows of examples and decodes the predictions JSON."""
+  feature_config_class = features_lib.NqFeatureConfig
+  output_names = decode.OUTPUT_NAMES
+  export_description = "an NQ export (`python -m tasks.nq.finetune` writes <output_dir>/export)"
 
   def run(self, examples: Sequence[NqExample], batch_size: int = 8,
           log: Callable[[str], None] = logging.info

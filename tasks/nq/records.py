@@ -8,7 +8,6 @@ same windows). A directory converted from the same input, vocab and config is re
 """
 
 import collections
-import dataclasses
 import json
 import os
 from typing import Callable, Dict, Iterable, Iterator, List, Tuple
@@ -16,6 +15,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Tuple
 from absl import logging
 import numpy as np
 
+from etc_realformer.data import conversion
 from etc_realformer.data import tfrecords
 from etc_realformer.data.read_report import ReadReport
 from etc_realformer.data.span_tokenization import OffsetTokenizer
@@ -54,14 +54,6 @@ def training_windows(examples: Iterable[NqExample], tokenizer: OffsetTokenizer,
       log(f"  converted {i + 1} examples ({counts['windows']} windows)")
 
 
-def _fingerprint(input_path: str, vocab_file: str, config) -> dict:
-  files = expand_paths(input_path)
-  return {"input": [os.path.abspath(f) for f in files],
-          "input_sizes": [os.stat(f).st_size for f in files],
-          "input_mtimes": [os.stat(f).st_mtime for f in files],
-          "vocab_file": os.path.abspath(vocab_file), "feature_config": dataclasses.asdict(config)}
-
-
 def convert_file(input_path: str, directory: str, tokenizer: OffsetTokenizer, vocab_file: str,
                  config: features_lib.NqFeatureConfig, num_shards: int = 1,
                  log: Callable[[str], None] = logging.info) -> dict:
@@ -70,7 +62,7 @@ def convert_file(input_path: str, directory: str, tokenizer: OffsetTokenizer, vo
   Returns the content of features.json (fingerprint, counts, report).
   """
   info_path = os.path.join(directory, FEATURES_FILE)
-  fingerprint = _fingerprint(input_path, vocab_file, config)
+  fingerprint = conversion.fingerprint(expand_paths(input_path), vocab_file, config)
   if os.path.exists(info_path):
     with open(info_path) as f:
       info = json.load(f)

@@ -1,0 +1,192 @@
+"""Reading official OpenKP (MS MARCO OpenKeyPhrase) JSONL files, with checks that name the field.
+
+One page a line (FORMATS.md): `url`, `text` (words separated by single spaces), `VDOM` (a
+STRING holding a JSON list of elements {Id, text, feature: 20 floats, start_idx, end_idx}, word
+indices into the text, end exclusive) and `KeyPhrases` (a list of phrases, each a list of
+words). `read_pages` returns `OpenKpPage`s and a `ReadReport`:
+  - A url seen again replaces the earlier page (the scorer keeps the last record too); the
+    page keeps the position of the url's first line, and the replacement is counted.
+  - A broken VDOM never costs the page: elements with bad fields are dropped, words no element
+    covers go to the element before them (or a plain one at the start), and a VDOM that is not
+    a JSON list becomes one plain element over the whole text. Each repair is counted.
+  - with_labels=True (training) skips pages without usable key phrases or text, counted under
+    their reason; with_labels=False (prediction) keeps every url (a page without text gets an
+    empty prediction).
+
+Every message reads "<file>: line <n> (url <url>): field '<name>': <what is wrong>".
+"""
+
+import dataclasses
+import json
+import os
+from typing import Any, List, Optional, Tuple
+
+from etc_realformer.data.read_report import ReadReport
+
+NUM_VISUAL_FEATURES = 20
+
+
+class OpenKpDataError(ValueError):
+  """A file that cannot be read at all (missing, empty, not JSON lines, no page)."""
+
+
+@dataclasses.dataclass
+class Element:
+  """A VDOM element: words [start, end) of the page and its 20 raw visual features."""
+  start: int
+  end: int
+  features: List[float]
+
+
+@dataclasses.dataclass
+class OpenKpPage:
+  url: str
+  words: List[str]
+  elements: List[Element]                    # in word order, covering every word
+  key_phrases: Optional[List[List[str]]] = None
+
+
+class _Problem(Exception):
+  def __init__(self, reason: str, field: str, detail: str):
+    super().__init__(reason)
+    self.reason, self.field, self.detail = reason, field, detail
+
+
+def _number(value) -> bool:
+  return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def parse_vdom(value: Any, num_words: int, repairs: List[_Problem]) -> List[Element]:
+  """The VDOM string -> elements sorted by start, non-overlapping, covering words 0..n-1."""
+  plain = [0.0] * NUM_VISUAL_FEATURES
+  elements, raw = [], None
+  if not isinstance(value, str):
+    repairs.append(_Problem("VDOM missing", "VDOM",
+                            "missing or not a string; one plain element used"))
+  else:
+    try:
+      raw = json.loads(value)
+    except json.JSONDecodeError as e:
+      repairs.append(_Problem("VDOM not JSON", "VDOM", f"{e.msg}; one plain element used"))
+    else:
+      if not isinstance(raw, list):
+        repairs.append(_Problem("VDOM not a list", "VDOM", "one plain element used"))
+        raw = None
+  for i, element in enumerate(raw or []):
+    field = f"VDOM[{i}]"
+    if not isinstance(element, dict):
+      repairs.append(_Problem("bad VDOM element", field, "not an object; dropped"))
+      continue
+    start, end, features = (element.get("start_idx"), element.get("end_idx"),
+                            element.get("feature"))
+    if not (isinstance(start, int) and isinstance(end, int)) or not 0 <= start < end:
+      repairs.append(_Problem("bad VDOM element", field + ".start_idx",
+                              f"word range [{start!r}, {end!r}) is not valid; dropped"))
+      continue
+    if start >= num_words:
+      repairs.append(_Problem("bad VDOM element", field + ".start_idx",
+                              f"starts at word {start} but the text has {num_words}; dropped"))
+      continue
+    if (not isinstance(features, list) or len(features) != NUM_VISUAL_FEATURES
+        or not all(_number(x) for x in features)):
+      repairs.append(_Problem("bad VDOM element", field + ".feature",
+                              f"expected {NUM_VISUAL_FEATURES} numbers; dropped"))
+      continue
+    elements.append(Element(start, min(end, num_words), [float(x) for x in features]))
+  elements.sort(key=lambda e: e.start)
+  # Overlaps: an element starts where the previous one ends. Gaps: the previous element grows.
+  cleaned: List[Element] = []
+  for element in elements:
+    if cleaned and element.start < cleaned[-1].end:
+      if element.end <= cleaned[-1].end:
+        repairs.append(_Problem("bad VDOM element", "VDOM",
+                                f"element over words [{element.start}, {element.end}) lies "
+                                "inside an earlier one; dropped"))
+        continue
+      element = Element(cleaned[-1].end, element.end, element.features)
+    if cleaned and element.start > cleaned[-1].end:
+      cleaned[-1].end = element.start
+    cleaned.append(element)
+  if not cleaned:
+    cleaned = [Element(0, num_words, plain)] if num_words else []
+  else:
+    if cleaned[0].start > 0:
+      cleaned.insert(0, Element(0, cleaned[0].start, plain))
+    cleaned[-1].end = num_words
+  return cleaned
+
+
+def _key_phrases(record, with_labels: bool) -> Optional[List[List[str]]]:
+  phrases = record.get("KeyPhrases")
+  if phrases is None:
+    if with_labels:
+      raise _Problem("missing field", "KeyPhrases", "missing")
+    return None
+  if not isinstance(phrases, list) or not all(
+      isinstance(p, list) and all(isinstance(w, str) for w in p) for p in phrases):
+    if with_labels:
+      raise _Problem("malformed KeyPhrases", "KeyPhrases", "expected a list of lists of words")
+    return None
+  phrases = [p for p in phrases if any(w.strip() for w in p)]
+  if not phrases and with_labels:
+    raise _Problem("no key phrases", "KeyPhrases", "the list has no non-empty phrase")
+  return phrases
+
+
+def parse_record(record: Any, with_labels: bool, repairs: List[_Problem]) -> OpenKpPage:
+  if not isinstance(record, dict):
+    raise _Problem("not an object", "(line)", f"expected a JSON object, got "
+                                              f"{type(record).__name__}")
+  url = record.get("url")
+  if not isinstance(url, str) or not url:
+    raise _Problem("missing field", "url", "missing or not a non-empty string")
+  text = record.get("text")
+  if not isinstance(text, str) or not text.strip():
+    problem = _Problem("missing text", "text", "missing, empty or not a string")
+    if with_labels:
+      raise problem
+    problem.detail += "; an empty prediction will be written"
+    repairs.append(problem)
+    text = ""
+  words = text.split(" ") if text else []   # VDOM word indices count single-space words
+  elements = parse_vdom(record.get("VDOM"), len(words), repairs)
+  return OpenKpPage(url, words, elements, _key_phrases(record, with_labels))
+
+
+def read_pages(path: str, with_labels: bool) -> Tuple[List[OpenKpPage], ReadReport]:
+  """Reads and checks an OpenKP JSONL file; see the module docstring."""
+  if not os.path.isfile(path):
+    raise FileNotFoundError(f"OpenKP file not found: {path}")
+  report = ReadReport(path=path)
+  pages, position = [], {}
+  with open(path, encoding="utf-8") as f:
+    for number, line in enumerate(f, start=1):
+      if not line.strip():
+        continue
+      report.records += 1
+      try:
+        record = json.loads(line)
+      except json.JSONDecodeError as e:
+        report.skip("not JSON", f"{path}: line {number}: {e.msg} at column {e.colno}")
+        continue
+      url = record.get("url") if isinstance(record, dict) else None
+      where = f"{path}: line {number} (url {url})"
+      repairs: List[_Problem] = []
+      try:
+        page = parse_record(record, with_labels, repairs)
+      except _Problem as problem:
+        report.skip(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
+        continue
+      for problem in repairs:
+        report.repair(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
+      if page.url in position:
+        report.repair("duplicate url (the last record wins)",
+                      f"{where}: field 'url': seen before; this record replaces the earlier one")
+        pages[position[page.url]] = page
+      else:
+        position[page.url] = len(pages)
+        pages.append(page)
+  report.examples = len(pages)
+  if not pages:
+    raise OpenKpDataError(f"{path}: no usable page.\n{report.summary()}")
+  return pages, report

@@ -1,0 +1,152 @@
+"""OpenKP page -> ETC features (DESIGN section 6).
+
+Layout of one page:
+  global: one SENTENCE token (id 1) per VDOM element, in order, up to `global_seq_len`.
+  long:   the word pieces of the page text, up to `long_seq_len`; pieces of one word stay
+          together (a word that does not fit whole is left out, with everything after it).
+  sentence_ids [L]: the element owning each piece (its word's element).
+  word_ids [L]: the word of each piece (words numbered from 0), -1 on padding.
+  num_words: how many words are in the input (words 0..num_words-1, each with >= 1 piece).
+  global_visual_features [G, 20] float: each element's visual features, squashed so that pixel
+    sizes and flags have similar ranges: sign(v) * log1p(|v|) for x, width, y, height and font
+    size (of the element and of its parent), flags as they are. The model adds a projection of
+    these to the element's global embedding and to the embeddings of the element's pieces.
+
+Labels (training): the first occurrence (case-insensitive, whole words, inside the input) of
+each key phrase of at most `max_phrase_words` words, as `label_starts` / `label_lengths`
+[max_key_phrases] (-1 / 0 where there is none).
+"""
+
+import bisect
+import dataclasses
+import math
+from typing import Dict, List, Tuple
+
+import numpy as np
+
+from etc_realformer.data import vocab
+from etc_realformer.data.span_tokenization import OffsetTokenizer
+from tasks.openkp.data import NUM_VISUAL_FEATURES, OpenKpPage
+
+MODEL_FEATURES = ("token_ids", "sentence_ids", "global_token_ids", "word_ids", "num_words")
+FLOAT_FEATURES = ("global_visual_features",)
+LABEL_FEATURES = ("label_starts", "label_lengths")
+# Positions (0-based) of the continuous features among the 20: x, width, y, height, font_size
+# of the element (1-10) and of its parent (11-20).
+_CONTINUOUS = (0, 1, 2, 3, 8, 10, 11, 12, 13, 18)
+
+
+@dataclasses.dataclass
+class OpenKpFeatureConfig:
+  """Lengths of the converted features."""
+  long_seq_len: int = 4096
+  global_seq_len: int = 512
+  max_phrase_words: int = 5
+  max_key_phrases: int = 3
+
+  def __post_init__(self):
+    for name in ("long_seq_len", "global_seq_len", "max_phrase_words", "max_key_phrases"):
+      if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+        raise ValueError(f"{name}: must be a positive integer, got {getattr(self, name)!r}")
+
+
+def feature_lengths(config: OpenKpFeatureConfig) -> Dict[str, int]:
+  """Length of every stored int feature (0 = a scalar)."""
+  return {"token_ids": config.long_seq_len, "sentence_ids": config.long_seq_len,
+          "word_ids": config.long_seq_len, "num_words": 0,
+          "global_token_ids": config.global_seq_len,
+          "label_starts": config.max_key_phrases, "label_lengths": config.max_key_phrases}
+
+
+def float_shapes(config: OpenKpFeatureConfig) -> Dict[str, tuple]:
+  return {"global_visual_features": (config.global_seq_len, NUM_VISUAL_FEATURES)}
+
+
+def squash_visual(features: List[float]) -> np.ndarray:
+  """Raw 20 visual features -> the model's [20] float32 input (see the module docstring)."""
+  out = np.asarray(features, np.float32).copy()
+  for i in _CONTINUOUS:
+    out[i] = math.copysign(math.log1p(abs(float(out[i]))), float(out[i]))
+  return out
+
+
+def word_pieces(page: OpenKpPage, tokenizer: OffsetTokenizer) -> Tuple[List[int], List[int]]:
+  """(piece ids, word index of each piece) of the page's text."""
+  starts, position = [], 0
+  for word in page.words:
+    starts.append(position)
+    position += len(word) + 1
+  pieces = tokenizer.tokenize(" ".join(page.words))
+  return pieces.ids, [bisect.bisect_right(starts, s) - 1 for s in pieces.starts]
+
+
+def phrase_key(words) -> str:
+  """A phrase as the metric compares it: words lower-cased, joined by one space."""
+  return " ".join(w.lower() for w in words if w)
+
+
+def first_occurrences(words: List[str], phrases: List[List[str]], max_words: int
+                      ) -> List[Tuple[int, int]]:
+  """(start word, length) of the first occurrence of each phrase in `words`, (-1, 0) if none."""
+  lowered = [w.lower() for w in words]
+  out = []
+  for phrase in phrases:
+    target = [w.lower() for w in phrase if w]
+    found = (-1, 0)
+    if 0 < len(target) <= max_words:
+      n = len(target)
+      for start in range(len(lowered) - n + 1):
+        if lowered[start:start + n] == target:
+          found = (start, n)
+          break
+    out.append(found)
+  return out
+
+
+def convert_page(page: OpenKpPage, tokenizer: OffsetTokenizer, config: OpenKpFeatureConfig,
+                 with_labels: bool) -> Tuple[Dict[str, np.ndarray], dict]:
+  """One page -> (features, info: words kept, elements kept, phrases labelled/unlabelled)."""
+  long_len, global_len = config.long_seq_len, config.global_seq_len
+  ids, piece_words = word_pieces(page, tokenizer)
+  element_of_word = np.zeros(len(page.words), np.int64)
+  for e, element in enumerate(page.elements):
+    element_of_word[element.start:element.end] = e
+  # Words kept: those of the first `global_len` elements whose pieces all fit `long_len`.
+  num_words = len(page.words)
+  if len(page.elements) > global_len:
+    num_words = page.elements[global_len].start
+  if len(ids) > long_len:
+    num_words = min(num_words, piece_words[long_len])   # the word cut at the boundary goes
+  kept = bisect.bisect_left(piece_words, num_words)     # pieces of words < num_words
+
+  f = {name: np.zeros([n], np.int64) if n else np.int64(0)
+       for name, n in feature_lengths(config).items()}
+  f["token_ids"][:kept] = ids[:kept]
+  f["word_ids"][:] = -1
+  f["word_ids"][:kept] = piece_words[:kept]
+  f["sentence_ids"][:kept] = element_of_word[piece_words[:kept]]
+  f["num_words"] = np.int64(num_words)
+  visual = np.zeros([global_len, NUM_VISUAL_FEATURES], np.float32)
+  num_elements = min(len(page.elements), global_len)
+  for e in range(num_elements):
+    visual[e] = squash_visual(page.elements[e].features)
+  f["global_token_ids"][:num_elements] = vocab.SENTENCE_ID
+  f["global_visual_features"] = visual
+  info = {"words": len(page.words), "words_kept": num_words, "elements": len(page.elements),
+          "elements_kept": num_elements, "phrases_labelled": 0, "phrases_unlabelled": 0}
+  f["label_starts"][:] = -1
+  if with_labels:
+    phrases = (page.key_phrases or [])[:config.max_key_phrases]
+    found = first_occurrences(page.words[:num_words], phrases, config.max_phrase_words)
+    slot = 0
+    for start, length in found:
+      if start < 0:
+        info["phrases_unlabelled"] += 1
+        continue
+      f["label_starts"][slot], f["label_lengths"][slot] = start, length
+      slot += 1
+    info["phrases_labelled"] = slot
+  else:
+    for name in LABEL_FEATURES:
+      f.pop(name)
+  return f, info

@@ -1,0 +1,175 @@
+"""Reading official WikiHop (QAngaroo v1.1) JSON files, with checks that name the bad field.
+
+A file is one JSON array of items (FORMATS.md): `id`, `query` ("<relation> <subject>"),
+`candidates` (lower-case strings), `supports` (document strings), `answer` (absent in test
+files), `annotations` (dev only, ignored). `read_examples` returns `WikiHopExample`s and a
+`ReadReport`. Two modes:
+  - with_labels=True (training): an item that cannot be labelled (missing or non-string fields,
+    no candidates, an answer that is not a candidate, duplicate id) is skipped and counted under
+    its reason, with its first messages kept.
+  - with_labels=False (prediction): every item with an id is kept so every id gets a
+    prediction; unusable parts are repaired (non-string supports dropped, a missing query
+    emptied) and counted. An item without usable candidates is kept and predicted as "".
+
+Every message reads "<file>: item <index> (id <id>): field '<name>': <what is wrong>".
+"""
+
+import dataclasses
+from typing import Any, List, Optional, Tuple
+
+from etc_realformer.data.read_report import ReadReport
+from tasks.json_files import load_json
+
+
+class WikiHopDataError(ValueError):
+  """A file that cannot be read at all (missing, empty, not JSON, not an array, no item)."""
+
+
+def normalize(candidate: str) -> str:
+  """The form predictions and answers are compared in: lower-cased and stripped."""
+  return candidate.strip().lower()
+
+
+@dataclasses.dataclass
+class WikiHopExample:
+  """One query with its candidates and supporting documents."""
+  example_id: str
+  query: str
+  candidates: List[str]          # normalised, in file order (duplicates removed)
+  supports: List[str]
+  answer: Optional[str] = None   # normalised; None for test files
+
+  @property
+  def relation(self) -> str:
+    return self.query.split(" ", 1)[0]
+
+  @property
+  def subject(self) -> str:
+    return self.query.split(" ", 1)[1] if " " in self.query else ""
+
+  @property
+  def label(self) -> int:
+    """Index of the answer among the candidates (-1 without an answer)."""
+    return self.candidates.index(self.answer) if self.answer in self.candidates else -1
+
+  def query_text(self) -> str:
+    """The query as words: "country_of_citizenship mara veldt" -> "country of citizenship mara
+    veldt" (the relation's underscores are separators, not part of a word)."""
+    return self.relation.replace("_", " ") + (" " + self.subject if self.subject else "")
+
+
+class _Problem(Exception):
+  def __init__(self, reason: str, field: str, detail: str):
+    super().__init__(reason)
+    self.reason, self.field, self.detail = reason, field, detail
+
+
+def load_items(path: str) -> List[Any]:
+  """The items of a WikiHop file; FileNotFoundError / WikiHopDataError name the file."""
+  try:
+    data = load_json(path, "WikiHop")
+  except ValueError as e:
+    raise WikiHopDataError(str(e)) from None
+  if not isinstance(data, list):
+    raise WikiHopDataError(f"{path}: expected a JSON array of items, got a JSON "
+                           f"{type(data).__name__}")
+  return data
+
+
+def _string_list(item, field: str, with_labels: bool, repairs: List[_Problem]) -> List[str]:
+  value = item.get(field)
+  if value is None:
+    raise _Problem("missing field", field, "missing")
+  if not isinstance(value, list):
+    raise _Problem(f"malformed {field}", field,
+                   f"expected a list of strings, got {type(value).__name__}")
+  kept = []
+  for i, entry in enumerate(value):
+    if isinstance(entry, str):
+      kept.append(entry)
+      continue
+    problem = _Problem(f"non-string {field} entry", f"{field}[{i}]",
+                       f"expected a string, got {type(entry).__name__}")
+    if with_labels:
+      raise problem
+    problem.detail += "; dropped"
+    repairs.append(problem)
+  return kept
+
+
+def parse_item(item: Any, with_labels: bool, repairs: List[_Problem]) -> WikiHopExample:
+  """One JSON item -> WikiHopExample; raises _Problem (skip) or appends to `repairs`."""
+  if not isinstance(item, dict):
+    raise _Problem("not an object", "(item)", f"expected a JSON object, got {type(item).__name__}")
+  example_id = item.get("id")
+  if not isinstance(example_id, str) or not example_id:
+    raise _Problem("missing field", "id", "missing or not a non-empty string")
+  query = item.get("query")
+  if not isinstance(query, str) or not query.strip():
+    problem = _Problem("missing field", "query", "missing, empty or not a string")
+    if with_labels:
+      raise problem
+    problem.detail += "; predicted from the documents alone"
+    repairs.append(problem)
+    query = ""
+  try:
+    raw_candidates = _string_list(item, "candidates", with_labels, repairs)
+    if not raw_candidates:
+      raise _Problem("no candidates", "candidates", "the list is empty")
+  except _Problem as problem:
+    if with_labels:
+      raise
+    problem.detail += "; an empty answer will be predicted"
+    repairs.append(problem)
+    raw_candidates = []
+  candidates = []
+  for candidate in raw_candidates:
+    if normalize(candidate) and normalize(candidate) not in candidates:
+      candidates.append(normalize(candidate))
+  try:
+    supports = _string_list(item, "supports", with_labels, repairs)
+  except _Problem as problem:
+    if with_labels:
+      raise
+    problem.detail += "; predicted from the candidates alone"
+    repairs.append(problem)
+    supports = []
+  example = WikiHopExample(example_id, query.strip().lower(), candidates, supports)
+  if with_labels:
+    answer = item.get("answer")
+    if not isinstance(answer, str) or not answer.strip():
+      raise _Problem("missing field", "answer", "missing or not a non-empty string")
+    if normalize(answer) not in candidates:
+      raise _Problem("answer not a candidate", "answer",
+                     f"{answer!r} is not among the {len(candidates)} candidates")
+    example.answer = normalize(answer)
+  elif isinstance(item.get("answer"), str):
+    example.answer = normalize(item["answer"])
+  return example
+
+
+def read_examples(path: str, with_labels: bool) -> Tuple[List[WikiHopExample], ReadReport]:
+  """Reads and checks a WikiHop file; see the module docstring for the two modes."""
+  items = load_items(path)
+  report = ReadReport(path=path, records=len(items))
+  examples, seen = [], set()
+  for index, item in enumerate(items):
+    example_id = item.get("id") if isinstance(item, dict) else None
+    where = f"{path}: item {index} (id {example_id})"
+    repairs: List[_Problem] = []
+    try:
+      example = parse_item(item, with_labels, repairs)
+    except _Problem as problem:
+      report.skip(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
+      continue
+    if example.example_id in seen:
+      report.skip("duplicate id", f"{where}: field 'id': seen before; item skipped")
+      continue
+    seen.add(example.example_id)
+    for problem in repairs:
+      report.repair(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
+    examples.append(example)
+  report.examples = len(examples)
+  if not examples:
+    raise WikiHopDataError(f"{path}: no usable item.\n{report.summary()}")
+  return examples, report

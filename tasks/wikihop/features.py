@@ -1,0 +1,242 @@
+"""WikiHop example -> ETC features (DESIGN section 6).
+
+Layout of one example (C candidates, Q query pieces, D kept documents):
+
+  global: cand_1 .. cand_C | q_1 .. q_Q | per document d: [PARAGRAPH] [SENTENCE] x n_d | padding
+  long:   candidate pieces | query pieces | per document d: its sentences' pieces   | padding
+
+  global_token_ids: CANDIDATE (4) per candidate, the query's own piece ids, PARAGRAPH (5),
+    SENTENCE (1).
+  sentence_ids (owner of each long token): a candidate's pieces -> its candidate token; query
+    piece i -> q_i; a sentence's pieces -> its SENTENCE token.
+  long/global_paragraph_ids: 0 for candidates and query (the shared context), d = 1.. for the
+    d-th kept document: long tokens attend only inside their context, and g2g pairs across
+    contexts get the "unordered" relative id, so the document order cannot matter.
+  ignore_hard_g2l_mask: candidate and query tokens see every long token, a PARAGRAPH token the
+    pieces of its document; SENTENCE tokens see only their own pieces (hard g2l).
+  l2g_linked_ids: every piece of a candidate mention in a document (whole words,
+    case-insensitive, longest candidate first) is linked to that candidate's global token;
+    -1 elsewhere.
+  segment ids: candidate 0, query 1, paragraph 2, sentence 3 (long and global alike); with
+    `mark_subject_matches`, document pieces of words that are also words of the query's subject
+    get segment 4 (an exact-match feature: it tells a tiny model trained from scratch where the
+    subject is mentioned; a pretrained model can learn without it).
+  candidate_mask [G]: 1 on the candidate tokens (the head's softmax runs over these only).
+  label: the answer's candidate index (= its global position).
+
+Truncation: the query is cut to `max_query_pieces` and each candidate to `max_candidate_pieces`.
+Candidates are never dropped: if they (with the query) do not fit the global or long length,
+`CandidatesDoNotFit` names the example. Then, while the documents do not fit, the last sentence
+of the document with the most pieces is dropped (a document left with no sentence disappears).
+"""
+
+import dataclasses
+import re
+from typing import Dict, List, Tuple
+
+import numpy as np
+
+from etc_realformer.data import vocab
+from etc_realformer.data.span_tokenization import OffsetTokenizer, Pieces, split_words
+from tasks.wikihop.data import WikiHopExample
+
+SEGMENT_CANDIDATE, SEGMENT_QUERY, SEGMENT_PARAGRAPH, SEGMENT_SENTENCE = 0, 1, 2, 3
+SEGMENT_SUBJECT_MATCH = 4
+MODEL_FEATURES = ("token_ids", "segment_ids", "sentence_ids", "long_paragraph_ids",
+                  "l2g_linked_ids", "global_token_ids", "global_segment_ids",
+                  "global_paragraph_ids", "ignore_hard_g2l_mask")
+LABEL_FEATURES = ("label",)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+@dataclasses.dataclass
+class WikiHopFeatureConfig:
+  """Lengths of the converted features."""
+  long_seq_len: int = 4096
+  global_seq_len: int = 430
+  max_query_pieces: int = 32
+  max_candidate_pieces: int = 16
+  mark_subject_matches: bool = False
+
+  def __post_init__(self):
+    for name in ("long_seq_len", "global_seq_len", "max_query_pieces", "max_candidate_pieces"):
+      if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+        raise ValueError(f"{name}: must be a positive integer, got {getattr(self, name)!r}")
+    if not isinstance(self.mark_subject_matches, bool):
+      raise ValueError(f"mark_subject_matches: must be true or false, got "
+                       f"{self.mark_subject_matches!r}")
+
+
+class CandidatesDoNotFit(ValueError):
+  """An example whose candidates (with the query) exceed the global or long length."""
+
+
+def feature_lengths(config: WikiHopFeatureConfig) -> Dict[str, int]:
+  """Length of every stored feature (0 = a scalar)."""
+  lengths = {"label": 0, "candidate_mask": config.global_seq_len}
+  for name in MODEL_FEATURES:
+    is_global = name.startswith("global") or name == "ignore_hard_g2l_mask"
+    lengths[name] = config.global_seq_len if is_global else config.long_seq_len
+  return lengths
+
+
+def split_sentences(text: str) -> List[Tuple[int, int]]:
+  """[start, end) characters of the sentences of a document (cut after . ! ? and spaces)."""
+  spans, start = [], 0
+  for match in _SENTENCE_END.finditer(text):
+    if text[start:match.start()].strip():
+      spans.append((start, match.start()))
+    start = match.end()
+  if text[start:].strip():
+    spans.append((start, len(text.rstrip())))
+  return spans
+
+
+def mention_pattern(candidates: List[str]):
+  """A regex finding whole-word mentions of the (lower-case) candidates, longest first."""
+  words = sorted({c for c in candidates if c}, key=lambda c: (-len(c), c))
+  if not words:
+    return None
+  return re.compile(r"(?<![^\W_])(?:" + "|".join(re.escape(c) for c in words) + r")(?![^\W_])")
+
+
+def find_mentions(text: str, pattern, candidates: List[str]) -> List[Tuple[int, int, int]]:
+  """(start, end, candidate index) of the candidate mentions in `text` (case-insensitive)."""
+  lowered = text.lower()
+  if pattern is None or len(lowered) != len(text):   # a case change moved characters: no links
+    return []
+  index = {c: i for i, c in enumerate(candidates)}
+  return [(m.start(), m.end(), index[m.group()]) for m in pattern.finditer(lowered)]
+
+
+@dataclasses.dataclass
+class _Document:
+  index: int                    # position in the example's supports
+  sentences: List[Pieces]       # offsets relative to the document text
+  links: List[List[int]]        # per sentence, per piece: linked candidate or -1
+  keep: int                     # sentences kept (a prefix)
+
+  def long_len(self) -> int:
+    return sum(len(s) for s in self.sentences[:self.keep])
+
+
+def _truncate(fixed_long: int, fixed_global: int, documents: List[_Document],
+              config: WikiHopFeatureConfig) -> None:
+  """Drops trailing sentences of the longest documents until everything fits."""
+  def sizes():
+    live = [d for d in documents if d.keep]
+    return (fixed_long + sum(d.long_len() for d in live),
+            fixed_global + sum(1 + d.keep for d in live))
+
+  long_used, global_used = sizes()
+  while long_used > config.long_seq_len or global_used > config.global_seq_len:
+    longest = max((d for d in documents if d.keep), key=lambda d: (d.long_len(), d.index))
+    longest.keep -= 1
+    long_used, global_used = sizes()
+
+
+def convert_example(example: WikiHopExample, tokenizer: OffsetTokenizer,
+                    config: WikiHopFeatureConfig, with_labels: bool
+                    ) -> Tuple[Dict[str, np.ndarray], dict]:
+  """One example -> (features, info). info: dropped sentences/documents, linked mentions.
+
+  Raises CandidatesDoNotFit when the candidates cannot all be placed.
+  """
+  candidates = example.candidates
+  sentence_spans = [split_sentences(text) for text in example.supports]
+  texts = [example.query_text()] + candidates
+  for text, spans in zip(example.supports, sentence_spans):
+    texts.extend(text[s:e] for s, e in spans)
+  pieces = tokenizer.tokenize_many(texts)
+  q_ids = pieces[0].ids[:config.max_query_pieces]
+  cand_ids = [p.ids[:config.max_candidate_pieces] or [vocab.UNK_ID] for p in
+              pieces[1:1 + len(candidates)]]
+  fixed_long = len(q_ids) + sum(len(c) for c in cand_ids)
+  fixed_global = len(q_ids) + len(candidates)
+  if fixed_global > config.global_seq_len or fixed_long > config.long_seq_len:
+    raise CandidatesDoNotFit(
+        f"id {example.example_id}: {len(candidates)} candidates and {len(q_ids)} query pieces "
+        f"need {fixed_global} global and {fixed_long} long tokens, but global_seq_len is "
+        f"{config.global_seq_len} and long_seq_len {config.long_seq_len}; candidates are never "
+        "dropped, so raise global_seq_len (or max_candidate_pieces/max_query_pieces)")
+
+  pattern = mention_pattern(candidates)
+  subject_words = {text[s:e].lower() for text in [example.subject]
+                   for s, e in split_words(example.subject)}
+  documents, cursor = [], 1 + len(candidates)
+  for d, (text, spans) in enumerate(zip(example.supports, sentence_spans)):
+    mentions = find_mentions(text, pattern, candidates)
+    sentences, links = [], []
+    for start, _ in spans:
+      p = pieces[cursor]
+      cursor += 1
+      shifted = Pieces(p.ids, [s + start for s in p.starts], [e + start for e in p.ends])
+      link = [-1] * len(p)
+      for i in range(len(p)):
+        for m_start, m_end, c in mentions:
+          if shifted.starts[i] >= m_start and shifted.ends[i] <= m_end:
+            link[i] = c
+            break
+      if len(p):
+        sentences.append(shifted)
+        links.append(link)
+    documents.append(_Document(d, sentences, links, len(sentences)))
+  _truncate(fixed_long, fixed_global, documents, config)
+
+  f = {name: np.zeros([n], np.int64) if n else np.int64(0)
+       for name, n in feature_lengths(config).items()}
+  f["l2g_linked_ids"][:] = -1
+  pos, g = 0, 0
+
+  def put_long(ids, owner, paragraph, segment, links=None):
+    nonlocal pos
+    n = len(ids)
+    f["token_ids"][pos:pos + n] = ids
+    f["sentence_ids"][pos:pos + n] = owner
+    f["long_paragraph_ids"][pos:pos + n] = paragraph
+    f["segment_ids"][pos:pos + n] = segment   # an int, or a list per piece
+    if links is not None:
+      f["l2g_linked_ids"][pos:pos + n] = links
+    pos += n
+
+  def put_global(token_id, paragraph, segment, exempt):
+    nonlocal g
+    f["global_token_ids"][g] = token_id
+    f["global_paragraph_ids"][g] = paragraph
+    f["global_segment_ids"][g] = segment
+    f["ignore_hard_g2l_mask"][g] = exempt
+    g += 1
+    return g - 1
+
+  for ids in cand_ids:
+    token = put_global(vocab.CANDIDATE_ID, 0, SEGMENT_CANDIDATE, 1)
+    f["candidate_mask"][token] = 1
+    put_long(ids, token, 0, SEGMENT_CANDIDATE)
+  for piece in q_ids:
+    put_long([piece], put_global(piece, 0, SEGMENT_QUERY, 1), 0, SEGMENT_QUERY)
+  paragraph = 0
+  info = {"dropped_sentences": 0, "dropped_documents": 0, "linked_pieces": 0,
+          "query_truncated": len(pieces[0]) > config.max_query_pieces}
+  for document in documents:
+    info["dropped_sentences"] += len(document.sentences) - document.keep
+    if not document.keep:
+      info["dropped_documents"] += 1
+      continue
+    paragraph += 1
+    put_global(vocab.PARAGRAPH_ID, paragraph, SEGMENT_PARAGRAPH, 1)
+    for sentence, links in zip(document.sentences[:document.keep],
+                               document.links[:document.keep]):
+      token = put_global(vocab.SENTENCE_ID, paragraph, SEGMENT_SENTENCE, 0)
+      segments = SEGMENT_SENTENCE
+      if config.mark_subject_matches:
+        text = example.supports[document.index]
+        segments = [SEGMENT_SUBJECT_MATCH if text[a:b].lower() in subject_words
+                    else SEGMENT_SENTENCE for a, b in zip(sentence.starts, sentence.ends)]
+      put_long(sentence.ids, token, paragraph, segments, links)
+      info["linked_pieces"] += sum(link >= 0 for link in links)
+  assert pos <= config.long_seq_len and g <= config.global_seq_len, (pos, g)
+  if with_labels:
+    f["label"] = np.int64(example.label)
+  else:
+    f.pop("label")
+  return f, info

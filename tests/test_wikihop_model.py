@@ -1,0 +1,61 @@
+"""WikiHop model: loss by hand, serialisation, export serving the in-memory model."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import wikihop_fixtures as wf
+from etc_realformer.data import tfrecords
+from helpers import rel_err, saved_model_round_trip
+from tasks.wikihop import features as F
+from tasks.wikihop import inference
+from tasks.wikihop import records
+from tasks.wikihop.model import WikiHopModel
+
+ENCODER = dict(vocab_size=200, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+               intermediate_size=32, local_radius=3, relative_pos_max_distance=2,
+               relative_vocab_size=8, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+               use_hard_g2l_mask=True, residual_attention="sum")
+CONFIG = F.WikiHopFeatureConfig(long_seq_len=40, global_seq_len=16)
+
+
+def _batch(tmp_path, answers=("freedonia", "york")):
+  tok = wf.tokenizer(tmp_path)
+  feats = [F.convert_example(wf.example(answer=a), tok, CONFIG, True)[0] for a in answers]
+  return tfrecords.stack_features(feats, list(feats[0]))
+
+
+def test_loss_is_cross_entropy_over_candidates_only(tmp_path):
+  batch = _batch(tmp_path)
+  model = WikiHopModel(ENCODER)
+  logits = model(batch)["candidate_logits"].numpy()          # [2, G]
+  assert (logits[:, 3:] == -10000.0).all() and (logits[:, :3] > -100).all()
+  values = model.compute_losses(batch, {"candidate_logits": tf.constant(logits)})
+  shifted = logits[:, :3] - logits[:, :3].max(-1, keepdims=True)
+  log_p = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+  assert float(values["loss"]) == pytest.approx(-(log_p[0, 0] + log_p[1, 2]) / 2, rel=1e-5)
+  expected_acc = np.mean([logits[0, :3].argmax() == 0, logits[1, :3].argmax() == 2])
+  assert float(values["accuracy"]) == pytest.approx(expected_acc)
+
+
+def test_config_saved_model_and_export(tmp_path):
+  batch = _batch(tmp_path)
+  model = WikiHopModel(ENCODER, name="wikihop")
+  assert WikiHopModel.from_config(model.get_config()).get_config() == model.get_config()
+  expected, got = saved_model_round_trip(model, batch, lambda m, x: m(x)["candidate_logits"])
+  assert rel_err(got, expected) < 1e-6
+  export = inference.export_model(model, CONFIG, str(tmp_path / "vocab.txt"),
+                                  str(tmp_path / "export"))
+  predictor = inference.Predictor.from_export(export)
+  assert predictor.feature_config == CONFIG
+  inputs = {k: batch[k] for k in records.INPUT_FEATURES}
+  assert rel_err(predictor.run_batch(inputs)["candidate_logits"],
+                 model(inputs)["candidate_logits"]) < 1e-6
+  examples = [wf.example(example_id=f"x{i}") for i in range(3)] + [
+      wf.example(example_id="empty", candidates=[])]
+  in_memory = inference.Predictor.from_model(model, CONFIG, wf.tokenizer(tmp_path))
+  best = ["freedonia", "new york", "york"][int(np.argmax(expected[0, :3]))]
+  assert predictor.predict(examples, batch_size=2) == in_memory.predict(examples) == {
+      "x0": best, "x1": best, "x2": best, "empty": ""}
+  with pytest.raises(FileNotFoundError, match="not a WikiHop export"):
+    inference.Predictor.from_export(str(tmp_path))
