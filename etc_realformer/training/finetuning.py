@@ -143,6 +143,29 @@ class TaskData:
   long_seq_len: int
 
 
+def standard_task_data(train: "TaskTrainConfig", feature_config, output_dir: str, records,
+                       texts: Callable[[str], Iterable[str]]) -> TaskData:
+  """TaskData for a task whose `records` module has convert_file(input, directory, tokenizer,
+  vocab_file, feature_config), record_files(directory) and parse_fn(feature_config), and whose
+  vocabulary is learned from `texts(train_file)` when no vocab_file is given."""
+  return TaskData(
+      prepare_vocab=lambda: prepare_vocab(train.vocab_file, train.learned_vocab_size, output_dir,
+                                          lambda: texts(train.train_file), train.train_file),
+      convert=lambda tokenizer, vocab_file, directory: records.convert_file(
+          train.train_file, directory, tokenizer, vocab_file, feature_config),
+      record_files=records.record_files, parse_fn=records.parse_fn(feature_config),
+      long_seq_len=feature_config.long_seq_len)
+
+
+def model_builder(model_class, *args, **kwargs) -> Callable[[], Any]:
+  """A function building model_class(*args, **kwargs) with all its weights."""
+  def build():
+    model = model_class(*args, **kwargs)
+    model.build()
+    return model
+  return build
+
+
 @dataclasses.dataclass
 class Trained:
   """What `train_task_model` hands back to the task for dev scoring and export."""

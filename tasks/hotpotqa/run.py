@@ -64,12 +64,6 @@ def _training_texts(train_file: str):
           yield from (s for s in paragraph[1] if isinstance(s, str))
 
 
-def prepare_vocab(train: HotpotTrainConfig, output_dir: str) -> str:
-  """Copies the given vocab (or learns one from the training file) to <output_dir>/vocab.txt."""
-  return finetuning.prepare_vocab(train.vocab_file, train.learned_vocab_size, output_dir,
-                                  lambda: _training_texts(train.train_file), train.train_file)
-
-
 def run_finetuning(run_config: Dict[str, Any], output_dir: str,
                    distribution: Optional[Distribution] = None, verbose: int = 1,
                    extra_callbacks=()) -> Dict[str, Any]:
@@ -80,17 +74,9 @@ def run_finetuning(run_config: Dict[str, Any], output_dir: str,
 
 def _run(run_config, output_dir, distribution, verbose, extra_callbacks):
   model_config, feature_config, train = parse_sections(run_config)
-  task = finetuning.TaskData(
-      prepare_vocab=lambda: prepare_vocab(train, output_dir),
-      convert=lambda tokenizer, vocab_file, directory: records.convert_file(
-          train.train_file, directory, tokenizer, vocab_file, feature_config),
-      record_files=records.record_files, parse_fn=records.parse_fn(feature_config),
-      long_seq_len=feature_config.long_seq_len)
-
-  def build():
-    model = HotpotQaModel(model_config, name="hotpotqa")
-    model.build()
-    return model
+  task = finetuning.standard_task_data(train, feature_config, output_dir, records,
+                                      _training_texts)
+  build = finetuning.model_builder(HotpotQaModel, model_config, name="hotpotqa")
 
   trained = finetuning.train_task_model(model_config, feature_config, train, task, build,
                                         output_dir, distribution, verbose, extra_callbacks)
