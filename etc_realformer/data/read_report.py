@@ -7,9 +7,17 @@ first MAX_MESSAGES messages are kept to show the user which file, record and fie
 
 import collections
 import dataclasses
-from typing import List
+from typing import Any, Callable, List, Sequence
 
 MAX_MESSAGES = 20
+
+
+class RecordProblem(Exception):
+  """What is wrong with one record: a reason (the count's key), the field, and the detail."""
+
+  def __init__(self, reason: str, field: str, detail: str):
+    super().__init__(reason)
+    self.reason, self.field, self.detail = reason, field, detail
 
 
 @dataclasses.dataclass
@@ -43,3 +51,33 @@ class ReadReport:
       lines.append(f"  first {len(self.messages)} message(s):")
       lines.extend(f"    {m}" for m in self.messages)
     return "\n".join(lines)
+
+
+def collect_records(records: Sequence[Any], report: ReadReport,
+                    parse: Callable[[Any, List[RecordProblem]], Any], key: str, unit: str,
+                    example_id: Callable[[Any], str]) -> list:
+  """Parses the records of a JSON array into examples, counting skips and repairs in `report`.
+
+  parse(record, repairs) returns an example, raises RecordProblem (the record is skipped) or
+  appends repairs it made. A second record with an id seen before is skipped. Messages read
+  "<file>: <unit> <index> (<key> <id>): field '<name>': <what is wrong>".
+  """
+  examples, seen = [], set()
+  for index, record in enumerate(records):
+    record_id = record.get(key) if isinstance(record, dict) else None
+    where = f"{report.path}: {unit} {index} ({key} {record_id})"
+    repairs: List[RecordProblem] = []
+    try:
+      example = parse(record, repairs)
+    except RecordProblem as problem:
+      report.skip(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
+      continue
+    if example_id(example) in seen:
+      report.skip(f"duplicate {key}", f"{where}: field '{key}': seen before; {unit} skipped")
+      continue
+    seen.add(example_id(example))
+    for problem in repairs:
+      report.repair(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
+    examples.append(example)
+  report.examples = len(examples)
+  return examples

@@ -16,6 +16,7 @@ import dataclasses
 from typing import Any, Dict, List, Optional, Tuple
 
 from etc_realformer.data.read_report import ReadReport  # pylint: disable=unused-import  (re-exported)
+from etc_realformer.data.read_report import RecordProblem, collect_records
 from tasks.hotpotqa.metrics import load_json
 
 YES_NO = ("yes", "no")
@@ -55,27 +56,21 @@ def load_json_array(path: str) -> List[Any]:
   return data
 
 
-class _RecordProblem(Exception):
-  def __init__(self, reason: str, field: str, detail: str):
-    super().__init__(reason)
-    self.reason, self.field, self.detail = reason, field, detail
-
-
-def _parse_context(record: Dict[str, Any], repairs: List[_RecordProblem]):
+def _parse_context(record: Dict[str, Any], repairs: List[RecordProblem]):
   """[(title, [sentences])]; problems that allow a best-effort context go to `repairs`."""
   context = record.get("context")
   if context is None:
-    raise _RecordProblem("missing field", "context", "missing")
+    raise RecordProblem("missing field", "context", "missing")
   if not isinstance(context, list):
-    raise _RecordProblem("malformed context", "context",
+    raise RecordProblem("malformed context", "context",
                          f"expected a list of [title, sentences], got {type(context).__name__}")
   if not context:
-    raise _RecordProblem("empty context", "context", "the list of paragraphs is empty")
+    raise RecordProblem("empty context", "context", "the list of paragraphs is empty")
   out = []
   for p, paragraph in enumerate(context):
     if (not isinstance(paragraph, (list, tuple)) or len(paragraph) != 2
         or not isinstance(paragraph[0], str) or not isinstance(paragraph[1], list)):
-      repairs.append(_RecordProblem("malformed paragraph", f"context[{p}]",
+      repairs.append(RecordProblem("malformed paragraph", f"context[{p}]",
                                     "expected [title string, [sentence, ...]]; paragraph dropped"))
       continue
     title, sentences = paragraph
@@ -84,13 +79,13 @@ def _parse_context(record: Dict[str, Any], repairs: List[_RecordProblem]):
       if isinstance(sentence, str):
         kept.append(sentence)
       else:
-        repairs.append(_RecordProblem(
+        repairs.append(RecordProblem(
             "non-string sentence", f"context[{p}][1][{s}]",
             f"expected a string, got {type(sentence).__name__}; replaced by an empty sentence"))
         kept.append("")   # keeps the indices of the later sentences
     out.append((title, kept))
   if not out:
-    raise _RecordProblem("empty context", "context", "no usable paragraph")
+    raise RecordProblem("empty context", "context", "no usable paragraph")
   return out
 
 
@@ -98,57 +93,57 @@ def _parse_labels(record, context):
   """(answer, supporting_facts) checked against the context."""
   for field in ("answer", "supporting_facts"):
     if field not in record:
-      raise _RecordProblem("missing field", field, "missing")
+      raise RecordProblem("missing field", field, "missing")
   answer = record["answer"]
   if not isinstance(answer, str) or not answer.strip():
-    raise _RecordProblem("bad answer", "answer", f"expected a non-empty string, got {answer!r}")
+    raise RecordProblem("bad answer", "answer", f"expected a non-empty string, got {answer!r}")
   facts = record["supporting_facts"]
   if not isinstance(facts, list) or not facts:
-    raise _RecordProblem("bad supporting facts", "supporting_facts",
+    raise RecordProblem("bad supporting facts", "supporting_facts",
                          "expected a non-empty list of [title, sentence_index]")
   sentences_of = {title: sentences for title, sentences in context}
   parsed = []
   for i, fact in enumerate(facts):
     if (not isinstance(fact, (list, tuple)) or len(fact) != 2 or not isinstance(fact[0], str)
         or not isinstance(fact[1], int) or isinstance(fact[1], bool)):
-      raise _RecordProblem("bad supporting facts", f"supporting_facts[{i}]",
+      raise RecordProblem("bad supporting facts", f"supporting_facts[{i}]",
                            f"expected [title, integer index], got {fact!r}")
     title, index = fact
     if title not in sentences_of:
-      raise _RecordProblem("supporting fact title not in context", f"supporting_facts[{i}]",
+      raise RecordProblem("supporting fact title not in context", f"supporting_facts[{i}]",
                            f"title {title!r} is not a context title")
     if not 0 <= index < len(sentences_of[title]):
-      raise _RecordProblem("supporting fact index out of range", f"supporting_facts[{i}]",
+      raise RecordProblem("supporting fact index out of range", f"supporting_facts[{i}]",
                            f"paragraph {title!r} has {len(sentences_of[title])} sentence(s), "
                            f"index {index} does not exist")
     parsed.append((title, index))
   if answer.strip().lower() not in YES_NO:
     if not any(answer.lower() in sentences_of[t][i].lower() for t, i in parsed):
-      raise _RecordProblem("answer not in supporting facts", "answer",
+      raise RecordProblem("answer not in supporting facts", "answer",
                            f"{answer!r} occurs in none of the supporting sentences")
   return answer, parsed
 
 
-def parse_record(record: Any, with_labels: bool, repairs: List[_RecordProblem]) -> HotpotExample:
+def parse_record(record: Any, with_labels: bool, repairs: List[RecordProblem]) -> HotpotExample:
   if not isinstance(record, dict):
-    raise _RecordProblem("not an object", "(record)",
+    raise RecordProblem("not an object", "(record)",
                          f"expected a JSON object, got {type(record).__name__}")
   qas_id = record.get("_id")
   if not isinstance(qas_id, str) or not qas_id:
-    raise _RecordProblem("missing field", "_id", "missing or not a non-empty string")
+    raise RecordProblem("missing field", "_id", "missing or not a non-empty string")
   question = record.get("question")
   if not isinstance(question, str):
     if with_labels:
-      raise _RecordProblem("missing field", "question", "missing or not a string")
-    repairs.append(_RecordProblem("missing field", "question",
+      raise RecordProblem("missing field", "question", "missing or not a string")
+    repairs.append(RecordProblem("missing field", "question",
                                   "missing or not a string; predicted from the context alone"))
     question = ""
   try:
     context = _parse_context(record, repairs)
-  except _RecordProblem as problem:
+  except RecordProblem as problem:
     if with_labels:
       raise
-    repairs.append(_RecordProblem(problem.reason, problem.field,
+    repairs.append(RecordProblem(problem.reason, problem.field,
                                   problem.detail + "; an empty answer will be predicted"))
     context = []
   example = HotpotExample(qas_id, question, context, type=str(record.get("type", "")),
@@ -164,24 +159,9 @@ def read_examples(path: str, with_labels: bool) -> Tuple[List[HotpotExample], Re
   """Reads and checks a HotpotQA file; see the module docstring for the two modes."""
   records = load_json_array(path)
   report = ReadReport(path=path, records=len(records))
-  examples, seen = [], set()
-  for index, record in enumerate(records):
-    qas_id = record.get("_id") if isinstance(record, dict) else None
-    where = f"{path}: record {index} (_id {qas_id})"
-    repairs: List[_RecordProblem] = []
-    try:
-      example = parse_record(record, with_labels, repairs)
-    except _RecordProblem as problem:
-      report.skip(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
-      continue
-    if example.qas_id in seen:
-      report.skip("duplicate _id", f"{where}: field '_id': seen before; record skipped")
-      continue
-    seen.add(example.qas_id)
-    for problem in repairs:
-      report.repair(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
-    examples.append(example)
-  report.examples = len(examples)
+  examples = collect_records(records, report,
+                             lambda record, repairs: parse_record(record, with_labels, repairs),
+                             "_id", "record", lambda example: example.qas_id)
   if not examples:
     raise HotpotDataError(f"{path}: no usable record.\n{report.summary()}")
   return examples, report

@@ -30,7 +30,7 @@ import os
 import zlib
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from etc_realformer.data.read_report import ReadReport
+from etc_realformer.data.read_report import ReadReport, RecordProblem
 
 YES_NO_VALUES = ("NONE", "YES", "NO")
 
@@ -101,12 +101,6 @@ class NqExample:
                 self.end_bytes[end_token - 1])
 
 
-class _Problem(Exception):
-  def __init__(self, reason: str, field: str, detail: str):
-    super().__init__(reason)
-    self.reason, self.field, self.detail = reason, field, detail
-
-
 def expand_paths(path: str) -> List[str]:
   """A file or a glob -> sorted existing files; FileNotFoundError names the pattern."""
   paths = sorted(glob.glob(path)) if any(c in path for c in "*?[") else [path]
@@ -138,7 +132,7 @@ def iter_lines(path: str) -> Iterator[Tuple[int, bytes]]:
 def _int(record: Dict[str, Any], key: str, field: str) -> int:
   value = record.get(key)
   if isinstance(value, bool) or not isinstance(value, int):
-    raise _Problem("malformed offsets", f"{field}.{key}",
+    raise RecordProblem("malformed offsets", f"{field}.{key}",
                    f"expected an integer, got {value!r}")
   return value
 
@@ -151,7 +145,7 @@ class _Document:
       self.has_bytes = True
       raw = record["document_tokens"]
       if not isinstance(raw, list):
-        raise _Problem("malformed document", "document_tokens",
+        raise RecordProblem("malformed document", "document_tokens",
                        f"expected a list, got {type(raw).__name__}")
       html = record.get("document_html")
       html_bytes = len(html.encode("utf-8")) if isinstance(html, str) else None
@@ -159,14 +153,14 @@ class _Document:
       for i, token in enumerate(raw):
         field = f"document_tokens[{i}]"
         if not isinstance(token, dict) or not isinstance(token.get("token"), str):
-          raise _Problem("malformed document", field, "expected {token, start_byte, end_byte, "
+          raise RecordProblem("malformed document", field, "expected {token, start_byte, end_byte, "
                          "html_token} with a string token")
         start, end = _int(token, "start_byte", field), _int(token, "end_byte", field)
         if start < 0 or end < start or (html_bytes is not None and end > html_bytes):
-          raise _Problem("offsets disagree with document", field,
+          raise RecordProblem("offsets disagree with document", field,
                          f"bytes [{start}, {end}) are not inside the {html_bytes}-byte html")
         if self.starts and start < self.starts[-1]:
-          raise _Problem("offsets disagree with document", field,
+          raise RecordProblem("offsets disagree with document", field,
                          f"start_byte {start} is before the previous token's {self.starts[-1]}")
         self.tokens.append(token["token"])
         self.is_html.append(bool(token.get("html_token", False)))
@@ -176,34 +170,34 @@ class _Document:
       self.has_bytes = False
       text = record["document_text"]
       if not isinstance(text, str):
-        raise _Problem("malformed document", "document_text",
+        raise RecordProblem("malformed document", "document_text",
                        f"expected a string, got {type(text).__name__}")
       self.tokens = text.split(" ") if text else []
       self.is_html = [t.startswith("<") and t.endswith(">") and len(t) > 2 for t in self.tokens]
       self.starts = [-1] * len(self.tokens)
       self.ends = [-1] * len(self.tokens)
     else:
-      raise _Problem("missing field", "document_tokens",
+      raise RecordProblem("missing field", "document_tokens",
                      "neither document_tokens (original format) nor document_text (simplified)")
     if not self.tokens:
-      raise _Problem("empty document", "document_tokens", "the document has no tokens")
+      raise RecordProblem("empty document", "document_tokens", "the document has no tokens")
 
   def span(self, record: Dict[str, Any], field: str, allow_null: bool) -> Span:
     """Reads and checks one span record; NULL_SPAN for a null span when allowed."""
     if not isinstance(record, dict):
-      raise _Problem("malformed offsets", field, f"expected an object, got {record!r}")
+      raise RecordProblem("malformed offsets", field, f"expected an object, got {record!r}")
     start, end = _int(record, "start_token", field), _int(record, "end_token", field)
     if start == -1 and end == -1 and allow_null:
       return NULL_SPAN
     if not 0 <= start < end <= len(self.tokens):
-      raise _Problem("offsets disagree with document", field,
+      raise RecordProblem("offsets disagree with document", field,
                      f"tokens [{start}, {end}) are not a range of the {len(self.tokens)} "
                      "document tokens")
     if not self.has_bytes:
       return Span(start, end)
     start_byte, end_byte = _int(record, "start_byte", field), _int(record, "end_byte", field)
     if start_byte != self.starts[start] or end_byte != self.ends[end - 1]:
-      raise _Problem("offsets disagree with document", field,
+      raise RecordProblem("offsets disagree with document", field,
                      f"bytes [{start_byte}, {end_byte}) but document_tokens {start}..{end - 1} "
                      f"span bytes [{self.starts[start]}, {self.ends[end - 1]})")
     return Span(start, end, start_byte, end_byte)
@@ -212,12 +206,12 @@ class _Document:
 def _candidates(record: Dict[str, Any], document: _Document) -> List[Candidate]:
   raw = record.get("long_answer_candidates")
   if raw is None:
-    raise _Problem("missing candidates", "long_answer_candidates", "missing")
+    raise RecordProblem("missing candidates", "long_answer_candidates", "missing")
   if not isinstance(raw, list):
-    raise _Problem("missing candidates", "long_answer_candidates",
+    raise RecordProblem("missing candidates", "long_answer_candidates",
                    f"expected a list, got {type(raw).__name__}")
   if not raw:
-    raise _Problem("missing candidates", "long_answer_candidates", "the list is empty")
+    raise RecordProblem("missing candidates", "long_answer_candidates", "the list is empty")
   out = []
   for i, candidate in enumerate(raw):
     field = f"long_answer_candidates[{i}]"
@@ -229,10 +223,10 @@ def _candidates(record: Dict[str, Any], document: _Document) -> List[Candidate]:
 def _annotation(raw: Any, field: str, document: _Document,
                 candidates: List[Candidate]) -> Annotation:
   if not isinstance(raw, dict):
-    raise _Problem("malformed annotation", field, f"expected an object, got {raw!r}")
+    raise RecordProblem("malformed annotation", field, f"expected an object, got {raw!r}")
   long_raw = raw.get("long_answer")
   if not isinstance(long_raw, dict):
-    raise _Problem("malformed annotation", f"{field}.long_answer", "missing")
+    raise RecordProblem("malformed annotation", f"{field}.long_answer", "missing")
   long_span = document.span(long_raw, f"{field}.long_answer", allow_null=True)
   index = long_raw.get("candidate_index", -1)
   if long_span == NULL_SPAN:
@@ -240,48 +234,48 @@ def _annotation(raw: Any, field: str, document: _Document,
   else:
     if isinstance(index, bool) or not isinstance(index, int) or not (
         0 <= index < len(candidates)):
-      raise _Problem("offsets disagree with document", f"{field}.long_answer.candidate_index",
+      raise RecordProblem("offsets disagree with document", f"{field}.long_answer.candidate_index",
                      f"{index!r} is not one of the {len(candidates)} candidates")
     if candidates[index].span != long_span:
-      raise _Problem("offsets disagree with document", f"{field}.long_answer",
+      raise RecordProblem("offsets disagree with document", f"{field}.long_answer",
                      f"tokens [{long_span.start_token}, {long_span.end_token}) differ from "
                      f"candidate {index}'s [{candidates[index].span.start_token}, "
                      f"{candidates[index].span.end_token})")
   shorts_raw = raw.get("short_answers", [])
   if not isinstance(shorts_raw, list):
-    raise _Problem("malformed annotation", f"{field}.short_answers", "expected a list")
+    raise RecordProblem("malformed annotation", f"{field}.short_answers", "expected a list")
   shorts = [document.span(s, f"{field}.short_answers[{j}]", allow_null=False)
             for j, s in enumerate(shorts_raw)]
   for j, s in enumerate(shorts):
     if long_span == NULL_SPAN or not (
         long_span.start_token <= s.start_token and s.end_token <= long_span.end_token):
-      raise _Problem("offsets disagree with document", f"{field}.short_answers[{j}]",
+      raise RecordProblem("offsets disagree with document", f"{field}.short_answers[{j}]",
                      "the short answer is not inside the long answer")
   yes_no = raw.get("yes_no_answer", "NONE")
   if not isinstance(yes_no, str) or yes_no.upper() not in YES_NO_VALUES:
-    raise _Problem("malformed annotation", f"{field}.yes_no_answer",
+    raise RecordProblem("malformed annotation", f"{field}.yes_no_answer",
                    f"expected one of {YES_NO_VALUES}, got {yes_no!r}")
   return Annotation(long_span, index, shorts, yes_no.upper())
 
 
-def parse_record(record: Any, with_labels: bool, repairs: List[_Problem]) -> NqExample:
-  """One JSON record -> NqExample. Raises _Problem (the record is unusable)."""
+def parse_record(record: Any, with_labels: bool, repairs: List[RecordProblem]) -> NqExample:
+  """One JSON record -> NqExample. Raises RecordProblem (the record is unusable)."""
   if not isinstance(record, dict):
-    raise _Problem("malformed record", "(record)", f"expected a JSON object, got "
+    raise RecordProblem("malformed record", "(record)", f"expected a JSON object, got "
                    f"{type(record).__name__}")
   question = record.get("question_text")
   if not isinstance(question, str):
-    raise _Problem("missing field", "question_text", f"expected a string, got {question!r}")
+    raise RecordProblem("missing field", "question_text", f"expected a string, got {question!r}")
   document = _Document(record)
   candidates = _candidates(record, document)
   annotations = []
   raw = record.get("annotations", [])
   if with_labels and (not isinstance(raw, list) or not raw):
-    raise _Problem("missing annotations", "annotations", "a training record needs one")
+    raise RecordProblem("missing annotations", "annotations", "a training record needs one")
   for i, annotation in enumerate(raw if isinstance(raw, list) else []):
     try:
       annotations.append(_annotation(annotation, f"annotations[{i}]", document, candidates))
-    except _Problem as problem:
+    except RecordProblem as problem:
       if with_labels:
         raise
       repairs.append(problem)
@@ -326,10 +320,10 @@ def iter_examples(path: str, with_labels: bool, report: ReadReport) -> Iterator[
         report.skip("duplicate example_id", f"{where}: field 'example_id': seen before")
         continue
       seen.add(example_id)
-      repairs: List[_Problem] = []
+      repairs: List[RecordProblem] = []
       try:
         example = parse_record(record, with_labels, repairs)
-      except _Problem as problem:
+      except RecordProblem as problem:
         message = f"{where}: field '{problem.field}': {problem.detail}"
         if with_labels:
           report.skip(problem.reason, message)

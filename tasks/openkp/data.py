@@ -21,7 +21,7 @@ import json
 import os
 from typing import Any, List, Optional, Tuple
 
-from etc_realformer.data.read_report import ReadReport
+from etc_realformer.data.read_report import ReadReport, RecordProblem
 
 NUM_VISUAL_FEATURES = 20
 
@@ -46,50 +46,44 @@ class OpenKpPage:
   key_phrases: Optional[List[List[str]]] = None
 
 
-class _Problem(Exception):
-  def __init__(self, reason: str, field: str, detail: str):
-    super().__init__(reason)
-    self.reason, self.field, self.detail = reason, field, detail
-
-
 def _number(value) -> bool:
   return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def parse_vdom(value: Any, num_words: int, repairs: List[_Problem]) -> List[Element]:
+def parse_vdom(value: Any, num_words: int, repairs: List[RecordProblem]) -> List[Element]:
   """The VDOM string -> elements sorted by start, non-overlapping, covering words 0..n-1."""
   plain = [0.0] * NUM_VISUAL_FEATURES
   elements, raw = [], None
   if not isinstance(value, str):
-    repairs.append(_Problem("VDOM missing", "VDOM",
+    repairs.append(RecordProblem("VDOM missing", "VDOM",
                             "missing or not a string; one plain element used"))
   else:
     try:
       raw = json.loads(value)
     except json.JSONDecodeError as e:
-      repairs.append(_Problem("VDOM not JSON", "VDOM", f"{e.msg}; one plain element used"))
+      repairs.append(RecordProblem("VDOM not JSON", "VDOM", f"{e.msg}; one plain element used"))
     else:
       if not isinstance(raw, list):
-        repairs.append(_Problem("VDOM not a list", "VDOM", "one plain element used"))
+        repairs.append(RecordProblem("VDOM not a list", "VDOM", "one plain element used"))
         raw = None
   for i, element in enumerate(raw or []):
     field = f"VDOM[{i}]"
     if not isinstance(element, dict):
-      repairs.append(_Problem("bad VDOM element", field, "not an object; dropped"))
+      repairs.append(RecordProblem("bad VDOM element", field, "not an object; dropped"))
       continue
     start, end, features = (element.get("start_idx"), element.get("end_idx"),
                             element.get("feature"))
     if not (isinstance(start, int) and isinstance(end, int)) or not 0 <= start < end:
-      repairs.append(_Problem("bad VDOM element", field + ".start_idx",
+      repairs.append(RecordProblem("bad VDOM element", field + ".start_idx",
                               f"word range [{start!r}, {end!r}) is not valid; dropped"))
       continue
     if start >= num_words:
-      repairs.append(_Problem("bad VDOM element", field + ".start_idx",
+      repairs.append(RecordProblem("bad VDOM element", field + ".start_idx",
                               f"starts at word {start} but the text has {num_words}; dropped"))
       continue
     if (not isinstance(features, list) or len(features) != NUM_VISUAL_FEATURES
         or not all(_number(x) for x in features)):
-      repairs.append(_Problem("bad VDOM element", field + ".feature",
+      repairs.append(RecordProblem("bad VDOM element", field + ".feature",
                               f"expected {NUM_VISUAL_FEATURES} numbers; dropped"))
       continue
     elements.append(Element(start, min(end, num_words), [float(x) for x in features]))
@@ -99,7 +93,7 @@ def parse_vdom(value: Any, num_words: int, repairs: List[_Problem]) -> List[Elem
   for element in elements:
     if cleaned and element.start < cleaned[-1].end:
       if element.end <= cleaned[-1].end:
-        repairs.append(_Problem("bad VDOM element", "VDOM",
+        repairs.append(RecordProblem("bad VDOM element", "VDOM",
                                 f"element over words [{element.start}, {element.end}) lies "
                                 "inside an earlier one; dropped"))
         continue
@@ -120,29 +114,29 @@ def _key_phrases(record, with_labels: bool) -> Optional[List[List[str]]]:
   phrases = record.get("KeyPhrases")
   if phrases is None:
     if with_labels:
-      raise _Problem("missing field", "KeyPhrases", "missing")
+      raise RecordProblem("missing field", "KeyPhrases", "missing")
     return None
   if not isinstance(phrases, list) or not all(
       isinstance(p, list) and all(isinstance(w, str) for w in p) for p in phrases):
     if with_labels:
-      raise _Problem("malformed KeyPhrases", "KeyPhrases", "expected a list of lists of words")
+      raise RecordProblem("malformed KeyPhrases", "KeyPhrases", "expected a list of lists of words")
     return None
   phrases = [p for p in phrases if any(w.strip() for w in p)]
   if not phrases and with_labels:
-    raise _Problem("no key phrases", "KeyPhrases", "the list has no non-empty phrase")
+    raise RecordProblem("no key phrases", "KeyPhrases", "the list has no non-empty phrase")
   return phrases
 
 
-def parse_record(record: Any, with_labels: bool, repairs: List[_Problem]) -> OpenKpPage:
+def parse_record(record: Any, with_labels: bool, repairs: List[RecordProblem]) -> OpenKpPage:
   if not isinstance(record, dict):
-    raise _Problem("not an object", "(line)", f"expected a JSON object, got "
+    raise RecordProblem("not an object", "(line)", f"expected a JSON object, got "
                                               f"{type(record).__name__}")
   url = record.get("url")
   if not isinstance(url, str) or not url:
-    raise _Problem("missing field", "url", "missing or not a non-empty string")
+    raise RecordProblem("missing field", "url", "missing or not a non-empty string")
   text = record.get("text")
   if not isinstance(text, str) or not text.strip():
-    problem = _Problem("missing text", "text", "missing, empty or not a string")
+    problem = RecordProblem("missing text", "text", "missing, empty or not a string")
     if with_labels:
       raise problem
     problem.detail += "; an empty prediction will be written"
@@ -171,10 +165,10 @@ def read_pages(path: str, with_labels: bool) -> Tuple[List[OpenKpPage], ReadRepo
         continue
       url = record.get("url") if isinstance(record, dict) else None
       where = f"{path}: line {number} (url {url})"
-      repairs: List[_Problem] = []
+      repairs: List[RecordProblem] = []
       try:
         page = parse_record(record, with_labels, repairs)
-      except _Problem as problem:
+      except RecordProblem as problem:
         report.skip(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
         continue
       for problem in repairs:

@@ -17,7 +17,7 @@ Every message reads "<file>: item <index> (id <id>): field '<name>': <what is wr
 import dataclasses
 from typing import Any, List, Optional, Tuple
 
-from etc_realformer.data.read_report import ReadReport
+from etc_realformer.data.read_report import ReadReport, RecordProblem, collect_records
 from tasks.json_files import load_json
 
 
@@ -58,12 +58,6 @@ class WikiHopExample:
     return self.relation.replace("_", " ") + (" " + self.subject if self.subject else "")
 
 
-class _Problem(Exception):
-  def __init__(self, reason: str, field: str, detail: str):
-    super().__init__(reason)
-    self.reason, self.field, self.detail = reason, field, detail
-
-
 def load_items(path: str) -> List[Any]:
   """The items of a WikiHop file; FileNotFoundError / WikiHopDataError name the file."""
   try:
@@ -76,19 +70,19 @@ def load_items(path: str) -> List[Any]:
   return data
 
 
-def _string_list(item, field: str, with_labels: bool, repairs: List[_Problem]) -> List[str]:
+def _string_list(item, field: str, with_labels: bool, repairs: List[RecordProblem]) -> List[str]:
   value = item.get(field)
   if value is None:
-    raise _Problem("missing field", field, "missing")
+    raise RecordProblem("missing field", field, "missing")
   if not isinstance(value, list):
-    raise _Problem(f"malformed {field}", field,
+    raise RecordProblem(f"malformed {field}", field,
                    f"expected a list of strings, got {type(value).__name__}")
   kept = []
   for i, entry in enumerate(value):
     if isinstance(entry, str):
       kept.append(entry)
       continue
-    problem = _Problem(f"non-string {field} entry", f"{field}[{i}]",
+    problem = RecordProblem(f"non-string {field} entry", f"{field}[{i}]",
                        f"expected a string, got {type(entry).__name__}")
     if with_labels:
       raise problem
@@ -97,16 +91,16 @@ def _string_list(item, field: str, with_labels: bool, repairs: List[_Problem]) -
   return kept
 
 
-def parse_item(item: Any, with_labels: bool, repairs: List[_Problem]) -> WikiHopExample:
-  """One JSON item -> WikiHopExample; raises _Problem (skip) or appends to `repairs`."""
+def parse_item(item: Any, with_labels: bool, repairs: List[RecordProblem]) -> WikiHopExample:
+  """One JSON item -> WikiHopExample; raises RecordProblem (skip) or appends to `repairs`."""
   if not isinstance(item, dict):
-    raise _Problem("not an object", "(item)", f"expected a JSON object, got {type(item).__name__}")
+    raise RecordProblem("not an object", "(item)", f"expected a JSON object, got {type(item).__name__}")
   example_id = item.get("id")
   if not isinstance(example_id, str) or not example_id:
-    raise _Problem("missing field", "id", "missing or not a non-empty string")
+    raise RecordProblem("missing field", "id", "missing or not a non-empty string")
   query = item.get("query")
   if not isinstance(query, str) or not query.strip():
-    problem = _Problem("missing field", "query", "missing, empty or not a string")
+    problem = RecordProblem("missing field", "query", "missing, empty or not a string")
     if with_labels:
       raise problem
     problem.detail += "; predicted from the documents alone"
@@ -115,8 +109,8 @@ def parse_item(item: Any, with_labels: bool, repairs: List[_Problem]) -> WikiHop
   try:
     raw_candidates = _string_list(item, "candidates", with_labels, repairs)
     if not raw_candidates:
-      raise _Problem("no candidates", "candidates", "the list is empty")
-  except _Problem as problem:
+      raise RecordProblem("no candidates", "candidates", "the list is empty")
+  except RecordProblem as problem:
     if with_labels:
       raise
     problem.detail += "; an empty answer will be predicted"
@@ -128,7 +122,7 @@ def parse_item(item: Any, with_labels: bool, repairs: List[_Problem]) -> WikiHop
       candidates.append(normalize(candidate))
   try:
     supports = _string_list(item, "supports", with_labels, repairs)
-  except _Problem as problem:
+  except RecordProblem as problem:
     if with_labels:
       raise
     problem.detail += "; predicted from the candidates alone"
@@ -138,9 +132,9 @@ def parse_item(item: Any, with_labels: bool, repairs: List[_Problem]) -> WikiHop
   if with_labels:
     answer = item.get("answer")
     if not isinstance(answer, str) or not answer.strip():
-      raise _Problem("missing field", "answer", "missing or not a non-empty string")
+      raise RecordProblem("missing field", "answer", "missing or not a non-empty string")
     if normalize(answer) not in candidates:
-      raise _Problem("answer not a candidate", "answer",
+      raise RecordProblem("answer not a candidate", "answer",
                      f"{answer!r} is not among the {len(candidates)} candidates")
     example.answer = normalize(answer)
   elif isinstance(item.get("answer"), str):
@@ -152,24 +146,9 @@ def read_examples(path: str, with_labels: bool) -> Tuple[List[WikiHopExample], R
   """Reads and checks a WikiHop file; see the module docstring for the two modes."""
   items = load_items(path)
   report = ReadReport(path=path, records=len(items))
-  examples, seen = [], set()
-  for index, item in enumerate(items):
-    example_id = item.get("id") if isinstance(item, dict) else None
-    where = f"{path}: item {index} (id {example_id})"
-    repairs: List[_Problem] = []
-    try:
-      example = parse_item(item, with_labels, repairs)
-    except _Problem as problem:
-      report.skip(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
-      continue
-    if example.example_id in seen:
-      report.skip("duplicate id", f"{where}: field 'id': seen before; item skipped")
-      continue
-    seen.add(example.example_id)
-    for problem in repairs:
-      report.repair(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
-    examples.append(example)
-  report.examples = len(examples)
+  examples = collect_records(items, report,
+                             lambda item, repairs: parse_item(item, with_labels, repairs),
+                             "id", "item", lambda example: example.example_id)
   if not examples:
     raise WikiHopDataError(f"{path}: no usable item.\n{report.summary()}")
   return examples, report
