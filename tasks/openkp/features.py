@@ -6,7 +6,8 @@ Layout of one page:
           together (a word that does not fit whole is left out, with everything after it).
   sentence_ids [L]: the element owning each piece (its word's element).
   word_ids [L]: the word of each piece (words numbered from 0), -1 on padding.
-  num_words: how many words are in the input (words 0..num_words-1, each with >= 1 piece).
+  num_words: how many words are in the input (words 0..num_words-1; an empty word, from two
+    spaces in a row, has no piece and is never part of a predicted phrase).
   global_visual_features [G, 20] float: each element's visual features, squashed so that pixel
     sizes and flags have similar ranges: sign(v) * log1p(|v|) for x, width, y, height and font
     size (of the element and of its parent), flags as they are. The model adds a projection of
