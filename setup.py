@@ -30,6 +30,7 @@ setup(
         "tensorboard",
         "natural-questions==1.0.6",   # the official NQ scorer (tasks.nq.metrics)
         "six",                        # needed by the NQ scorer
+        "matplotlib",                 # attention-analysis plots (etc_realformer.analyze)
     ],
     extras_require={
         "test": ["pytest==9.2.0"],

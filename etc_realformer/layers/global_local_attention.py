@@ -27,6 +27,7 @@ import tensorflow as tf
 import tf_keras
 
 from etc_realformer.ops import blocking
+from etc_realformer.ops import lookup
 
 _COMPONENTS = ("l2l", "l2g", "g2g", "g2l")
 # Which input stream each projection of each component reads.
@@ -58,6 +59,14 @@ def projection_names(share_qkv_projections: bool, share_kv_projections: bool) ->
       else:
         names[f"{c}_{p}"] = f"{c}_{p}"
   return names
+
+
+def _flatten_queries(x: tf.Tensor) -> tf.Tensor:
+  """[B, heads, <query axes...>, d] -> [B, heads, Q, d] (Q = product of the query axes)."""
+  if x.shape.rank == 4:
+    return x
+  shape = tf.shape(x)
+  return tf.reshape(x, tf.stack([shape[0], shape[1], -1, shape[-1]]))
 
 
 class GlobalLocalAttention(tf_keras.layers.Layer):
@@ -170,48 +179,82 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
 
   # --------------------------------------------------------------- projections
   def _project(self, long_input, global_input):
-    """Returns {'<component>_<q|k|v>': [B, N, heads, d]}; one matmul per input stream."""
+    """Returns {'<component>_<q|k|v>': [B, heads, N, d]}; one matmul per input stream.
+
+    Head-major outputs make every attention product below a plain batched matmul over
+    (batch, heads[, blocks]) with no transposes of score-sized tensors. Query weights are scaled
+    by 1/sqrt(d) here (a [hidden, heads, d] multiply instead of one per query tensor).
+    """
     inputs = {"long": long_input, "global": global_input}
     wanted = {"long": [], "global": []}  # weight names applied to each stream, de-duplicated
+    query_names = set()
     for key, name in self._names.items():
       stream = _input_stream(key)
       if name not in wanted[stream]:
         wanted[stream].append(name)
+      if key.endswith("_q"):
+        query_names.add(name)
+    scale = 1.0 / math.sqrt(self.head_size)
     projected = {}
     for stream, names in wanted.items():
-      kernel = tf.concat([self.projection_kernels[n] for n in names], axis=1)  # [H, n*h, d]
-      bias = tf.concat([self.projection_biases[n] for n in names], axis=0)  # [n*h, d]
-      both = tf.einsum("bnx,xhd->bnhd", inputs[stream], kernel) + bias  # [B, N, n*h, d]
-      for name, part in zip(names, tf.split(both, len(names), axis=2)):
-        projected[(stream, name)] = part  # [B, N, h, d]
+      x = inputs[stream]
+      kernels, biases = [], []
+      for n in names:
+        kernel = tf.cast(self.projection_kernels[n], x.dtype)
+        bias = tf.cast(self.projection_biases[n], x.dtype)
+        if n in query_names:
+          kernel, bias = kernel * scale, bias * scale
+        kernels.append(kernel)
+        biases.append(bias)
+      kernel = tf.concat(kernels, axis=1)  # [hidden, n*h, d]
+      bias = tf.concat(biases, axis=0)  # [n*h, d]
+      both = tf.einsum("bnx,xhd->bhnd", x, kernel) + bias[None, :, None, :]  # [B, n*h, N, d]
+      for name, part in zip(names, tf.split(both, len(names), axis=1)):
+        projected[(stream, name)] = part  # [B, h, N, d]
     return {key: projected[(_input_stream(key), name)] for key, name in self._names.items()}
 
   def _output(self, context, stream):
+    """context [B, heads, N, d] -> [B, N, hidden]."""
     name = "out" if self.share_att_output_projection else f"{stream}_out"
-    return tf.einsum("bnhd,hdx->bnx", context, self.output_kernels[name]) + self.output_biases[name]
+    return tf.einsum("bhnd,hdx->bnx", context, self.output_kernels[name]) + self.output_biases[name]
 
   # ------------------------------------------------------------- shared pieces
-  def _relative_logits(self, queries, ids, path, query_axes):
-    """q.a[rel] + b[rel] for scaled queries.
+  def _relative_logits(self, queries, ids_by_component, path):
+    """q.a[rel] + b[rel] for scaled queries, for the two components of one path.
 
-    queries: [B, <query_axes...>, heads, d]; ids: [B, <query_axes...>, keys].
-    Returns [B, heads, <query_axes...>, keys].
+    queries: (first, second), each [B, heads, <query axes...>, d]; ids_by_component: (first,
+    second), each [B, <query axes...>, keys]. Returns [B, heads, <query axes...>, keys] each.
+    The two components of a path share the path's table, so with shared query projections the
+    per-id table q.a + b is computed once.
     """
     emb, bias = self.relative_tables[path]
-    emb = tf.cast(emb, queries.dtype)
-    bias = tf.cast(bias, queries.dtype) / math.sqrt(self.head_size)
-    per_id = tf.einsum("...hd,rhd->...hr", queries, emb) + tf.transpose(bias)  # [B, .., h, R]
-    batch_dims = 1 + query_axes
-    gathered = tf.gather(per_id, ids, axis=batch_dims + 1, batch_dims=batch_dims)  # [B,..,h,K]
-    perm = [0, batch_dims] + list(range(1, batch_dims)) + [batch_dims + 1]
-    return tf.transpose(gathered, perm)
+    emb = tf.cast(emb, queries[0].dtype)
+    bias = tf.cast(bias, queries[0].dtype) / math.sqrt(self.head_size)
+
+    def per_id(q):
+      # Explicit axes (no ellipsis): the gradient w.r.t. `emb` is then one batched matmul
+      # instead of an outer product over every query followed by a sum.
+      return (tf.einsum("bhqd,rhd->bhqr", _flatten_queries(q), emb) +
+              tf.transpose(bias)[None, :, None, :])  # [B, heads, Q, R]
+
+    first = per_id(queries[0])
+    tables = (first, first if queries[1] is queries[0] else per_id(queries[1]))
+    out = []
+    for table, ids in zip(tables, ids_by_component):
+      flat_ids = tf.reshape(ids, tf.stack([tf.shape(ids)[0], -1, tf.shape(ids)[-1]]))  # [B,Q,K]
+      selected = lookup.select_by_id(table, flat_ids)  # [B, heads, Q, K]
+      out.append(tf.reshape(selected,
+                            tf.concat([tf.shape(selected)[:2], tf.shape(ids)[1:]], axis=0)))
+    return out
 
   def _memory_logits(self, queries):
-    """queries [B, .., heads, d] -> [B, heads, .., M]."""
-    rank = queries.shape.rank
-    logits = tf.einsum("...hd,mhd->...hm", queries, tf.cast(self.memory_keys, queries.dtype))
-    perm = [0, rank - 2] + list(range(1, rank - 2)) + [rank - 1]
-    return tf.transpose(logits, perm)
+    """queries [B, heads, .., d] -> [B, heads, .., M]."""
+    flat = _flatten_queries(queries)  # [B, heads, Q, d]
+    logits = tf.einsum("bhqd,mhd->bhqm", flat, tf.cast(self.memory_keys, queries.dtype))
+    return tf.reshape(logits, tf.concat([tf.shape(queries)[:-1], [-1]], axis=0))
+
+  def _memory_split(self):
+    return [self.num_persistent_memory] if self.num_persistent_memory else []
 
   def _memory_mask(self, like):
     """All-ones [..., M] mask (memory keys are never masked) shaped like `like` [..., K]."""
@@ -237,12 +280,8 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
            training=None, return_attention_probs=False):
     # Keras autocasts only the first input under mixed precision.
     global_input = tf.cast(global_input, self.compute_dtype)
-    dtype = long_input.dtype
     side_inputs = {k: tf.cast(v, tf.int32) for k, v in side_inputs.items() if v is not None}
-    p = self._project(long_input, global_input)
-    scale = 1.0 / math.sqrt(self.head_size)
-    for key in ("l2l_q", "l2g_q", "g2g_q", "g2l_q"):
-      p[key] = p[key] * tf.cast(scale, dtype)
+    p = self._project(long_input, global_input)  # scaled queries
     use_rel = bool(self.relative_vocab_size)
     if self.implementation == "blocked":
       long_out, long_carry, long_probs = self._long_blocked(p, side_inputs, long_scores, training,
@@ -266,63 +305,67 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
   def _long_blocked(self, p, side, prev, training, use_rel):
     r = self.local_radius
     b = r + 1
-    long_len = blocking.static_or_dynamic(p["l2l_q"], 1)
-    global_len = blocking.static_or_dynamic(p["l2g_k"], 1)
-    q_local = blocking.split_into_blocks(p["l2l_q"], b)  # [B, nb, b, h, d]
-    q_global = blocking.split_into_blocks(p["l2g_q"], b)  # [B, nb, b, h, d]
-    k_local = blocking.concat_neighbor_blocks(blocking.split_into_blocks(p["l2l_k"], b))
-    v_local = blocking.concat_neighbor_blocks(blocking.split_into_blocks(p["l2l_v"], b))
-    # k_local, v_local: [B, nb, 3b, h, d]
-    logits = [tf.einsum("bnqhd,bnkhd->bhnqk", q_local, k_local),  # [B, h, nb, b, 3b]
-              tf.einsum("bnqhd,bghd->bhnqg", q_global, p["l2g_k"])]  # [B, h, nb, b, G]
-    in_range = tf.cast(blocking.window_key_in_range(long_len, r), tf.int32)  # [L, 2r+1]
-    l2l_mask = blocking.window_to_blocked(side["l2l_att_mask"] * in_range[None], r)
-    masks = [l2l_mask,  # [B, nb, b, 3b]
-             blocking.split_into_blocks(side["l2g_att_mask"], b)]  # [B, nb, b, G]
+    long_len = blocking.static_or_dynamic(p["l2l_q"], 2)
+    global_len = blocking.static_or_dynamic(p["l2g_k"], 2)
+    blocked = side if blocking.BLOCKED_MASK in side else blocking.blocked_side_inputs(side, r)
+    q_local = blocking.split_into_blocks(p["l2l_q"], b, axis=2)  # [B, h, nb, b, d]
+    q_global = (q_local if p["l2g_q"] is p["l2l_q"] else
+                blocking.split_into_blocks(p["l2g_q"], b, axis=2))  # [B, h, nb, b, d]
+    k_local = blocking.concat_neighbor_blocks(
+        blocking.split_into_blocks(p["l2l_k"], b, axis=2), block_axis=2)  # [B, h, nb, 3b, d]
+    v_local = blocking.concat_neighbor_blocks(
+        blocking.split_into_blocks(p["l2l_v"], b, axis=2), block_axis=2)  # [B, h, nb, 3b, d]
+    logits = [tf.einsum("bhnqd,bhnkd->bhnqk", q_local, k_local),  # [B, h, nb, b, 3b]
+              tf.einsum("bhnqd,bhgd->bhnqg", q_global, p["l2g_k"])]  # [B, h, nb, b, G]
     if use_rel:
-      l2l_ids = blocking.window_to_blocked(side["l2l_relative_att_ids"], r)  # [B, nb, b, 3b]
-      l2g_ids = blocking.split_into_blocks(side["l2g_relative_att_ids"], b)  # [B, nb, b, G]
-      logits[0] += self._relative_logits(q_local, l2l_ids, "long", 2)
-      logits[1] += self._relative_logits(q_global, l2g_ids, "long", 2)
+      rel = self._relative_logits(
+          (q_local, q_global),
+          (blocked[blocking.BLOCKED_L2L_IDS], blocked[blocking.BLOCKED_L2G_IDS]), "long")
+      logits = [logits[0] + rel[0], logits[1] + rel[1]]
+    mask = blocked[blocking.BLOCKED_MASK]  # [B, nb, b, 3b + G]
     if self.num_persistent_memory:
       logits.append(self._memory_logits(q_local))  # [B, h, nb, b, M]
-      masks.append(self._memory_mask(masks[1]))
+      mask = tf.concat([mask, self._memory_mask(mask)], axis=-1)
     scores = tf.concat(logits, axis=-1)  # [B, h, nb, b, 3b + G (+ M)]
-    mask = tf.concat(masks, axis=-1)  # [B, nb, b, 3b + G (+ M)]
     att, carry = self._residual(scores, prev, "local")
     probs, dropped = self._softmax(att, mask, training)
-    context = (
-        tf.einsum("bhnqk,bnkhd->bnqhd", dropped[..., :3 * b], v_local) +
-        tf.einsum("bhnqg,bghd->bnqhd", dropped[..., 3 * b:3 * b + global_len], p["l2g_v"]))
+    # tf.split, not slicing: the gradient of a split is one concat, that of each slice a
+    # zero-filled full-size tensor (summed afterwards).
+    parts = tf.split(dropped, [3 * b, global_len] + self._memory_split(), axis=-1)
+    context = (tf.einsum("bhnqk,bhnkd->bhnqd", parts[0], v_local) +
+               tf.einsum("bhnqg,bhgd->bhnqd", parts[1], p["l2g_v"]))  # [B, h, nb, b, d]
     if self.num_persistent_memory:
-      context += tf.einsum("bhnqm,mhd->bnqhd", dropped[..., 3 * b + global_len:],
+      context += tf.einsum("bhnqm,mhd->bhnqd", parts[2],
                            tf.cast(self.memory_values, context.dtype))
-    context = blocking.merge_blocks(context, long_len)  # [B, L, h, d]
+    context = blocking.merge_blocks(context, long_len, axis=2)  # [B, h, L, d]
     return context, carry, probs
 
   def _long_dense(self, p, side, prev, training, use_rel):
-    logits = [tf.einsum("bqhd,bkhd->bhqk", p["l2l_q"], p["l2l_k"]),  # [B, h, L, L]
-              tf.einsum("bqhd,bghd->bhqg", p["l2g_q"], p["l2g_k"])]  # [B, h, L, G]
+    logits = [tf.einsum("bhqd,bhkd->bhqk", p["l2l_q"], p["l2l_k"]),  # [B, h, L, L]
+              tf.einsum("bhqd,bhgd->bhqg", p["l2g_q"], p["l2g_k"])]  # [B, h, L, G]
     masks = [blocking.window_to_dense(side["l2l_att_mask"]), side["l2g_att_mask"]]
     if use_rel:
       ids = blocking.window_to_dense(side["l2l_relative_att_ids"])  # [B, L, L]
-      logits[0] += self._relative_logits(p["l2l_q"], ids, "long", 1)
-      logits[1] += self._relative_logits(p["l2g_q"], side["l2g_relative_att_ids"], "long", 1)
+      rel = self._relative_logits((p["l2l_q"], p["l2g_q"]),
+                                  (ids, side["l2g_relative_att_ids"]), "long")
+      logits = [logits[0] + rel[0], logits[1] + rel[1]]
     return self._finish_dense(p, logits, masks, prev, training, "local", ("l2l", "l2g"))
 
   def _global(self, p, side, prev, training, use_rel):
-    logits = [tf.einsum("bqhd,bkhd->bhqk", p["g2g_q"], p["g2g_k"]),  # [B, h, G, G]
-              tf.einsum("bqhd,bkhd->bhqk", p["g2l_q"], p["g2l_k"])]  # [B, h, G, L]
+    logits = [tf.einsum("bhqd,bhkd->bhqk", p["g2g_q"], p["g2g_k"]),  # [B, h, G, G]
+              tf.einsum("bhqd,bhkd->bhqk", p["g2l_q"], p["g2l_k"])]  # [B, h, G, L]
     masks = [side["g2g_att_mask"], side["g2l_att_mask"]]
     if use_rel:
-      logits[0] += self._relative_logits(p["g2g_q"], side["g2g_relative_att_ids"], "global", 1)
-      logits[1] += self._relative_logits(p["g2l_q"], side["g2l_relative_att_ids"], "global", 1)
+      rel = self._relative_logits((p["g2g_q"], p["g2l_q"]),
+                                  (side["g2g_relative_att_ids"], side["g2l_relative_att_ids"]),
+                                  "global")
+      logits = [logits[0] + rel[0], logits[1] + rel[1]]
     return self._finish_dense(p, logits, masks, prev, training, "global", ("g2g", "g2l"))
 
   def _finish_dense(self, p, logits, masks, prev, training, path, components):
     """Softmax over [first component keys | second component keys | memory] per query."""
-    first_len = blocking.static_or_dynamic(p[f"{components[0]}_k"], 1)
-    second_len = blocking.static_or_dynamic(p[f"{components[1]}_k"], 1)
+    first_len = blocking.static_or_dynamic(p[f"{components[0]}_k"], 2)
+    second_len = blocking.static_or_dynamic(p[f"{components[1]}_k"], 2)
     if self.num_persistent_memory:
       logits.append(self._memory_logits(p[f"{components[0]}_q"]))  # [B, h, Q, M]
       masks.append(self._memory_mask(masks[1]))
@@ -330,13 +373,11 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     mask = tf.concat(masks, axis=-1)  # [B, Q, K]
     att, carry = self._residual(scores, prev, path)
     probs, dropped = self._softmax(att, mask, training)
-    context = (
-        tf.einsum("bhqk,bkhd->bqhd", dropped[..., :first_len], p[f"{components[0]}_v"]) +
-        tf.einsum("bhqk,bkhd->bqhd", dropped[..., first_len:first_len + second_len],
-                  p[f"{components[1]}_v"]))
+    parts = tf.split(dropped, [first_len, second_len] + self._memory_split(), axis=-1)
+    context = (tf.einsum("bhqk,bhkd->bhqd", parts[0], p[f"{components[0]}_v"]) +
+               tf.einsum("bhqk,bhkd->bhqd", parts[1], p[f"{components[1]}_v"]))  # [B,h,Q,d]
     if self.num_persistent_memory:
-      context += tf.einsum("bhqm,mhd->bqhd", dropped[..., first_len + second_len:],
-                           tf.cast(self.memory_values, context.dtype))
+      context += tf.einsum("bhqm,mhd->bhqd", parts[2], tf.cast(self.memory_values, context.dtype))
     return context, carry, probs
 
   def get_config(self):

@@ -99,6 +99,9 @@ class EtcModel(tf_keras.Model):
     config = self.etc_config
     features = features_lib.check_features(features, config)
     side = self.side_inputs(features)
+    if self.implementation == "blocked":
+      # The blocked masks and relative ids are the same for every layer: build them once.
+      side = ops.blocked_side_inputs(side, config.local_radius)
     zeros_long = tf.zeros_like(features["token_ids"])
     zeros_global = tf.zeros_like(features["global_token_ids"])
     long_x, global_x = self.embeddings(

@@ -121,3 +121,34 @@ def frame_window(values: tf.Tensor, local_radius: int, pad_value=0) -> tf.Tensor
   """[B, L] -> [B, L, 2r+1] with out[b, i, r + j] = values[b, i + j] (pad_value outside)."""
   padded = pad_axis(values, 1, local_radius, local_radius, pad_value)
   return tf.signal.frame(padded, 2 * local_radius + 1, 1, axis=1)
+
+
+# Keys of the blocked side inputs (see blocked_side_inputs).
+BLOCKED_MASK = "blocked_long_att_mask"
+BLOCKED_L2L_IDS = "blocked_l2l_relative_att_ids"
+BLOCKED_L2G_IDS = "blocked_l2g_relative_att_ids"
+
+
+def blocked_side_inputs(side_inputs, local_radius: int):
+  """The long-query side inputs in the blocked layout, computed once for all layers.
+
+  Returns a copy of `side_inputs` with, for b = local_radius + 1:
+    BLOCKED_MASK     int32 [B, nb, b, 3b + G]: l2l (window slots outside [0, L) closed) then l2g;
+    BLOCKED_L2L_IDS  int32 [B, nb, b, 3b] and BLOCKED_L2G_IDS int32 [B, nb, b, G] when the
+                     side inputs carry relative ids.
+  """
+  b = local_radius + 1
+  out = dict(side_inputs)
+  l2l_mask = tf.cast(side_inputs["l2l_att_mask"], tf.int32)  # [B, L, 2r+1]
+  long_len = static_or_dynamic(l2l_mask, 1)
+  in_range = tf.cast(window_key_in_range(long_len, local_radius), tf.int32)  # [L, 2r+1]
+  out[BLOCKED_MASK] = tf.concat(
+      [window_to_blocked(l2l_mask * in_range[tf.newaxis], local_radius),  # [B, nb, b, 3b]
+       split_into_blocks(tf.cast(side_inputs["l2g_att_mask"], tf.int32), b)],  # [B, nb, b, G]
+      axis=-1)
+  if side_inputs.get("l2l_relative_att_ids") is not None:
+    out[BLOCKED_L2L_IDS] = window_to_blocked(
+        tf.cast(side_inputs["l2l_relative_att_ids"], tf.int32), local_radius)
+    out[BLOCKED_L2G_IDS] = split_into_blocks(
+        tf.cast(side_inputs["l2g_relative_att_ids"], tf.int32), b)
+  return out
