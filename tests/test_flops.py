@@ -1,0 +1,51 @@
+"""The analytic FLOP counts (etc_realformer.flops) on a configuration small enough to count by hand."""
+
+import pytest
+
+from etc_realformer import flops
+from etc_realformer.config import EtcConfig
+
+
+def _config(**changes):
+  values = dict(vocab_size=10, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
+                intermediate_size=16, local_radius=1, relative_vocab_size=6,
+                relative_pos_max_distance=1, share_qkv_projections=True)
+  values.update(changes)
+  return EtcConfig.from_dict(values)
+
+
+def test_blocked_layer_counted_by_hand():
+  # L = 5 long tokens (padded to 3 blocks of b = 2), G = 2, width 8, radius 1, R = 6.
+  parts = flops.layer_forward_flops(_config(), 5, 2)
+  assert parts["projections"] == 2 * 5 * 8 * 8 * 3 + 2 * 2 * 8 * 8 * 3  # q, k, v per stream
+  assert parts["l2l"] == 2 * (2 * 6 * 6 * 8)     # 6 padded queries x 3b = 6 keys
+  assert parts["l2g"] == 2 * (2 * 6 * 2 * 8)
+  assert parts["g2g"] == 2 * (2 * 2 * 2 * 8)
+  assert parts["g2l"] == 2 * (2 * 2 * 5 * 8)
+  # One per-id table per path (shared queries), then one-hot lookups over every score.
+  assert parts["relative"] == 2 * (6 + 2) * 8 * 6 + 2 * 2 * 6 * (6 * 6 + 6 * 2 + 2 * 2 + 2 * 5)
+  assert parts["output_projection"] == 2 * 7 * 8 * 8
+  assert parts["feed_forward"] == 2 * (2 * 7 * 8 * 16)
+  assert parts["memory"] == 0
+  total = flops.encoder_flops(_config(num_hidden_layers=3), 5, 2, batch_size=2)
+  assert total["forward"] == 2 * 3 * 11408
+  assert total["training_step"] == 3 * total["forward"]
+  # 5 queries x 3 window keys are useful out of 6 x 6 computed.
+  assert total["blocked_waste"] == pytest.approx(1 - 15 / 36)
+
+
+def test_dense_and_separate_projections():
+  parts = flops.layer_forward_flops(_config(share_qkv_projections=False), 5, 2, "dense")
+  assert parts["l2l"] == 2 * (2 * 5 * 5 * 8)
+  # Twelve separate projections: 6 read the long stream (l2l q/k/v, l2g q, g2l k/v).
+  assert parts["projections"] == 2 * 5 * 8 * 8 * 6 + 2 * 2 * 8 * 8 * 6
+  # Separate query projections: two per-id tables per path.
+  assert parts["relative"] == 2 * (2 * 5 + 2 * 2) * 8 * 6 + 2 * 2 * 6 * (5 * 5 + 5 * 2 + 4 + 10)
+
+
+def test_memory_and_full_attention():
+  parts = flops.layer_forward_flops(_config(num_persistent_memory=3), 5, 2)
+  assert parts["memory"] == 2 * (2 * (6 + 2) * 3 * 8)
+  assert flops.full_attention_layer_flops(8, 2, 16, 7) == (
+      2 * 7 * 8 * 8 * 3 + 2 * (2 * 7 * 7 * 8) + 2 * 7 * 8 * 8 + 2 * (2 * 7 * 8 * 16))
+  assert flops.mlm_head_flops(_config(), 3, 2) == 2 * 3 * (2 * 8 * 8 + 2 * 8 * 10)
