@@ -1,7 +1,7 @@
 """Forward+backward time and peak memory of ONE encoder layer as the long input grows.
 
 Compares, side by side in one run (hidden 768, 12 heads, feed-forward 3072, radius 84,
-G = L / 16, batch 1, dropout 0, float32):
+G = L / 16 or a fixed --global_len, batch 1, dropout 0, float32):
   blocked   the ETC-RealFormer TransformerBlock, blocked long-to-long attention
   dense     the same block on its dense O(L^2) reference path
   full      a standard full-attention Transformer layer over the L + G tokens
@@ -20,15 +20,15 @@ import json
 import os
 import platform
 import resource
-import subprocess
-import sys
 import time
+
+import child_runs
 
 
 HIDDEN, HEADS, FF, RADIUS = 768, 12, 3072, 84
 
 
-def _one(impl, length, residual, repeats, jit):
+def _one(impl, length, residual, repeats, jit, fixed_global_len=0):
   """Measures one configuration in this process; returns a dict."""
   os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
   import numpy as np  # pylint: disable=g-import-not-at-top
@@ -38,7 +38,7 @@ def _one(impl, length, residual, repeats, jit):
   from etc_realformer import ops  # pylint: disable=g-import-not-at-top
   from etc_realformer.layers import TransformerBlock  # pylint: disable=g-import-not-at-top
 
-  global_len = max(1, length // 16)
+  global_len = fixed_global_len or max(1, length // 16)
   rng = np.random.default_rng(0)
   long_x = tf.constant(rng.normal(size=(1, length, HIDDEN)), tf.float32)
   global_x = tf.constant(rng.normal(size=(1, global_len, HIDDEN)), tf.float32)
@@ -105,21 +105,11 @@ def _one(impl, length, residual, repeats, jit):
           "warm_rss_mb": baseline / 1024}
 
 
-def _run_child(impl, length, residual, repeats, jit, timeout):
-  cmd = [sys.executable, os.path.abspath(__file__), "--child", f"{impl},{length},{residual}",
-         "--repeats", str(repeats)] + (["--jit"] if jit else [])
-  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_USE_LEGACY_KERAS="1")
-  try:
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
-                          check=False)
-  except subprocess.TimeoutExpired:
-    return {"impl": impl, "length": length, "residual": residual, "error": f"timeout {timeout}s"}
-  for line in reversed(proc.stdout.splitlines()):
-    if line.startswith("{"):
-      return json.loads(line)
-  tail = (proc.stderr or "").strip().splitlines()[-3:]
-  return {"impl": impl, "length": length, "residual": residual,
-          "error": f"exit {proc.returncode}: {' | '.join(tail)}"}
+def _run_child(impl, length, residual, repeats, jit, timeout, global_len=0):
+  args = ["--child", f"{impl},{length},{residual}", "--repeats", str(repeats),
+          "--global_len", str(global_len)] + (["--jit"] if jit else [])
+  return child_runs.run_child(__file__, args,
+                              {"impl": impl, "length": length, "residual": residual}, timeout)
 
 
 def _table(rows):
@@ -169,6 +159,9 @@ def main():
                       help="longest L for full attention (memory)")
   parser.add_argument("--repeats", type=int, default=3)
   parser.add_argument("--jit", action="store_true", help="compile the step with XLA")
+  parser.add_argument("--global_len", type=int, default=0,
+                      help="fixed number of global tokens (default 0: G = L / 16, which makes "
+                           "the global attention grow as L^2 / 16)")
   parser.add_argument("--timeout", type=int, default=900, help="seconds per configuration")
   parser.add_argument("--output", default=os.path.join(os.path.dirname(__file__), "results",
                                                        "attention_scaling.json"))
@@ -177,7 +170,8 @@ def main():
 
   if args.child:
     impl, length, residual = args.child.split(",")
-    print(json.dumps(_one(impl, int(length), residual, args.repeats, args.jit)))
+    print(json.dumps(_one(impl, int(length), residual, args.repeats, args.jit,
+                          args.global_len)))
     return
 
   lengths = [int(x) for x in args.lengths.split(",")]
@@ -191,7 +185,8 @@ def main():
   rows = []
   for i, (impl, length, residual) in enumerate(plan):
     print(f"[{i + 1}/{len(plan)}] {impl} L={length} residual={residual} ...", flush=True)
-    rows.append(_run_child(impl, length, residual, args.repeats, args.jit, args.timeout))
+    rows.append(_run_child(impl, length, residual, args.repeats, args.jit, args.timeout,
+                           args.global_len))
     if "error" not in rows[-1]:
       print(f"    {rows[-1]['seconds']:.3f} s, peak {rows[-1]['peak_rss_mb']:.0f} MB", flush=True)
     else:
@@ -201,7 +196,8 @@ def main():
   summary = _summary(rows)
   print()
   print(json.dumps(summary, indent=2))
-  result = {"benchmark": "attention_scaling", "hidden": HIDDEN, "heads": HEADS,
+  result = {"benchmark": "attention_scaling", "global_len": args.global_len or "L/16",
+            "hidden": HIDDEN, "heads": HEADS,
             "intermediate": FF, "radius": RADIUS, "jit": args.jit, "repeats": args.repeats,
             "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
             "rows": rows, "summary": summary}

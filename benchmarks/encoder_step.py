@@ -3,9 +3,9 @@
 Shapes: configs/models/base.yaml (12 layers, hidden 768, 12 heads, feed-forward 3072, radius 84,
 relative vocab 32, RealFormer residual attention), L = 4096 long and G = 256 global tokens
 (one per 16 long tokens), batch 1, float32.
-  train   one Keras training step of the pretraining model (MLM + CPC, LAMB, dropout 0.1), run
-          with `train_on_batch`, i.e. the same compiled train function `fit` uses; 600 masked
-          pieces and 8 CPC sentences of 32 pieces.
+  train   one Keras training step of the pretraining model (MLM + CPC, LAMB, dropout 0.1): the
+          compiled train function that `fit` calls, fed from a tf.data iterator as `fit` feeds
+          it; 600 masked pieces and 8 CPC sentences of 32 pieces.
   infer   the encoder's forward pass (training=False) in a tf.function.
   matmul  the measured matrix-multiply rate of this machine: float32 [4096, 768] x [768, 3072]
           (the feed-forward shape) and [2048, 2048] x [2048, 2048]; the better is "peak".
@@ -26,9 +26,9 @@ import json
 import os
 import platform
 import resource
-import subprocess
-import sys
 import time
+
+import child_runs
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NUM_PREDICTIONS, NUM_CPC, CPC_LEN = 600, 8, 32
@@ -115,9 +115,12 @@ def _one(mode, long_len, global_len, batch, jit, repeats):
     model = EtcPretrainingModel(config, name="pretraining")
     model.build()
     model.compile(optimizer=create_optimizer("lamb", 1e-4), jit_compile=jit)
+    # The compiled train function `fit` calls once per step, fed like `fit` feeds it.
+    batches = iter(tf.data.Dataset.from_tensors(features).repeat())
+    train_function = model.make_train_function()
 
     def run():
-      return model.train_on_batch(features, return_dict=True)
+      return {k: float(v) for k, v in train_function(batches).items()}
   else:
     config = _base_config({"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0})
     features = _features(config, long_len, global_len, batch, rng)
@@ -150,19 +153,8 @@ def _one(mode, long_len, global_len, batch, jit, repeats):
 
 
 def _run_child(spec, repeats, timeout):
-  cmd = [sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec),
-         "--repeats", str(repeats)]
-  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_USE_LEGACY_KERAS="1")
-  try:
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
-                          check=False)
-  except subprocess.TimeoutExpired:
-    return dict(spec, error=f"timeout {timeout}s")
-  for line in reversed(proc.stdout.splitlines()):
-    if line.startswith("{"):
-      return json.loads(line)
-  tail = (proc.stderr or "").strip().splitlines()[-3:]
-  return dict(spec, error=f"exit {proc.returncode}: {' | '.join(tail)}")
+  return child_runs.run_child(__file__, ["--child", json.dumps(spec), "--repeats", str(repeats)],
+                              spec, timeout)
 
 
 def _table(rows, peak):

@@ -139,3 +139,49 @@ def test_paragraph_contexts_and_hard_g2l_exemption_by_hand():
   with pytest.raises(ValueError, match="both or neither"):
     ops.make_side_inputs(long_ids, global_ids, None, 1, 2,
                          long_paragraph_ids=tf.zeros([1, 6], tf.int32))
+
+
+def test_select_by_id_matches_gather_with_gradients():
+  rng = np.random.default_rng(3)
+  table = tf.constant(rng.normal(size=(2, 3, 5, 4)), tf.float32)  # [B, h, Q, R]
+  ids = tf.constant(rng.integers(0, 4, size=(2, 5, 6)), tf.int32)  # [B, Q, K]
+  upstream = tf.constant(rng.normal(size=(2, 3, 5, 6)), tf.float32)
+  with tf.GradientTape(persistent=True) as tape:
+    tape.watch(table)
+    got = ops.select_by_id(table, ids)
+    expected = tf.gather(table, tf.broadcast_to(ids[:, None], [2, 3, 5, 6]), axis=3,
+                         batch_dims=3)
+    got_loss = tf.reduce_sum(got * upstream)
+    expected_loss = tf.reduce_sum(expected * upstream)
+  np.testing.assert_allclose(got, expected, rtol=1e-6)
+  np.testing.assert_allclose(tape.gradient(got_loss, table), tape.gradient(expected_loss, table),
+                             rtol=1e-5, atol=1e-6)
+  # By hand: one entry, and an id outside [0, R) selects 0.
+  assert float(got[1, 2, 3, 4]) == pytest.approx(float(table[1, 2, 3, int(ids[1, 3, 4])]))
+  out_of_range = ops.select_by_id(table, tf.fill([2, 5, 6], 7))
+  assert float(tf.reduce_max(tf.abs(out_of_range))) == 0.0
+
+
+def test_blocked_side_inputs_match_the_per_layer_conversion():
+  long_ids = tf.constant([[1] * 9 + [0] * 2], tf.int32)
+  global_ids = tf.constant([[1, 1, 0]], tf.int32)
+  sentence_ids = tf.constant([[0] * 5 + [1] * 4 + [0] * 2], tf.int32)
+  side = ops.make_side_inputs(long_ids, global_ids, sentence_ids, 2, 3)
+  blocked = ops.blocked_side_inputs(side, 2)
+  b = 3
+  in_range = tf.cast(ops.window_key_in_range(11, 2), tf.int32)[None]
+  expected_mask = np.concatenate(
+      [ops.window_to_blocked(side["l2l_att_mask"] * in_range, 2).numpy(),
+       ops.split_into_blocks(side["l2g_att_mask"], b).numpy()], axis=-1)
+  np.testing.assert_array_equal(blocked["blocked_long_att_mask"], expected_mask)  # [1,4,3,12]
+  assert blocked["blocked_long_att_mask"].shape == (1, 4, 3, 3 * b + 3)
+  np.testing.assert_array_equal(blocked["blocked_l2l_relative_att_ids"],
+                                ops.window_to_blocked(side["l2l_relative_att_ids"], 2))
+  np.testing.assert_array_equal(blocked["blocked_l2g_relative_att_ids"],
+                                ops.split_into_blocks(side["l2g_relative_att_ids"], b))
+  # Query 0 (block 0, row 0) sees long tokens 0..2 at slots 3..5 and no token before 0.
+  row = blocked["blocked_long_att_mask"].numpy()[0, 0, 0]
+  assert row[:3].tolist() == [0, 0, 0] and row[3:6].tolist() == [1, 1, 1]
+  assert row[6:9].tolist() == [0, 0, 0]
+  for name in ops.SIDE_INPUT_NAMES:  # the original entries are kept
+    assert blocked[name] is side[name]

@@ -35,7 +35,11 @@ class MlmHead(tf_keras.layers.Layer):
   def call(self, x, embedding_table):
     h = self.norm(self.transform(x))                         # [..., width]
     table = tf.cast(embedding_table, h.dtype)
-    logits = tf.einsum("...w,vw->...v", h, table)             # [..., vocab]
+    # One [N, width] x [width, vocab] matmul. (An einsum with an ellipsis here would make its
+    # gradient w.r.t. the table an outer product over every position: [..., vocab, width].)
+    flat = tf.reshape(h, [-1, self.width])                     # [N, width]
+    logits = tf.matmul(flat, table, transpose_b=True)          # [N, vocab]
+    logits = tf.reshape(logits, tf.concat([tf.shape(h)[:-1], [self.vocab_size]], axis=0))
     return logits + tf.cast(self.output_bias, logits.dtype)
 
   def get_config(self):
