@@ -16,7 +16,7 @@ same size for each forward product).
 from typing import Dict
 
 from etc_realformer.config import EtcConfig
-from etc_realformer.layers.global_local_attention import _input_stream, projection_names
+from etc_realformer.layers.global_local_attention import input_stream, projection_names
 
 
 def layer_forward_flops(config: EtcConfig, long_len: int, global_len: int,
@@ -37,7 +37,7 @@ def layer_forward_flops(config: EtcConfig, long_len: int, global_len: int,
   names = projection_names(config.share_qkv_projections, config.share_kv_projections)
   per_stream = {"long": set(), "global": set()}
   for key, name in names.items():
-    per_stream[_input_stream(key)].add(name)
+    per_stream[input_stream(key)].add(name)
   rows = {"long": length, "global": glen}
   parts = {"projections": sum(2.0 * rows[s] * hidden * inner * len(n)
                               for s, n in per_stream.items())}

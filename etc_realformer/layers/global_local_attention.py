@@ -36,7 +36,7 @@ _KEY_STREAM = {"l2l": "long", "l2g": "global", "g2g": "global", "g2l": "long"}
 MASK_VALUE = -10000.0
 
 
-def _input_stream(key: str) -> str:
+def input_stream(key: str) -> str:
   """The stream ('long' | 'global') that projection '<component>_<q|k|v>' is applied to."""
   component, p = key.split("_")
   return _QUERY_STREAM[component] if p == "q" else _KEY_STREAM[component]
@@ -189,7 +189,7 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     wanted = {"long": [], "global": []}  # weight names applied to each stream, de-duplicated
     query_names = set()
     for key, name in self._names.items():
-      stream = _input_stream(key)
+      stream = input_stream(key)
       if name not in wanted[stream]:
         wanted[stream].append(name)
       if key.endswith("_q"):
@@ -211,7 +211,7 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
       both = tf.einsum("bnx,xhd->bhnd", x, kernel) + bias[None, :, None, :]  # [B, n*h, N, d]
       for name, part in zip(names, tf.split(both, len(names), axis=1)):
         projected[(stream, name)] = part  # [B, h, N, d]
-    return {key: projected[(_input_stream(key), name)] for key, name in self._names.items()}
+    return {key: projected[(input_stream(key), name)] for key, name in self._names.items()}
 
   def _output(self, context, stream):
     """context [B, heads, N, d] -> [B, N, hidden]."""
