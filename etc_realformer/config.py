@@ -14,7 +14,8 @@ from typing import Any, Dict, Optional, Tuple
 
 RESIDUAL_MODES = ("none", "sum", "mean")
 RESIDUAL_PATHS = ("global", "local")
-ACTIVATIONS = ("gelu", "relu", "tanh", "linear", "swish", "gelu_approximate")
+# "gelu" is the tanh approximation, as in BERT and official ETC; "gelu_exact" is the erf form.
+ACTIVATIONS = ("gelu", "gelu_approximate", "gelu_exact", "relu", "tanh", "linear", "swish")
 
 # Older ETC releases spell the feed-forward activation `inner_activation`; it is the same field.
 _KEY_ALIASES = {"inner_activation": "hidden_act"}

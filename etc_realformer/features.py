@@ -2,7 +2,11 @@
 
 Features follow the ETC names (DESIGN section 2). `token_ids` [B, L] and `global_token_ids`
 [B, G] are required; everything else is optional:
-  segment_ids [B, L], global_segment_ids [B, G]          (default 0)
+  segment_ids [B, L], global_segment_ids [B, G]          (default 1 for long tokens and 0 for
+                                                          global tokens, as in official ETC)
+  position_ids [B, L], global_position_ids [B, G]        (absolute positions, only with
+                                                          max_absolute_position_embeddings > 0;
+                                                          default 0..L-1 / 0..G-1)
   long_breakpoints [B, L], global_breakpoints [B, G]     (default: one example per row, the
                                                           non-zero token ids)
   sentence_ids [B, L]                                    (owner global token of each long token)
@@ -31,6 +35,8 @@ FEATURE_SHAPES = {
     "long_breakpoints": ("L", None),
     "global_breakpoints": ("G", None),
     "sentence_ids": ("L", None),
+    "position_ids": ("L", None),
+    "global_position_ids": ("G", None),
     "long_paragraph_ids": ("L", None),
     "global_paragraph_ids": ("G", None),
     "ignore_hard_g2l_mask": ("G", None),
@@ -50,6 +56,10 @@ def _value_ranges(config: EtcConfig, global_len):
       "segment_ids": (0, config.segment_vocab_size, "segment_vocab_size"),
       "global_segment_ids": (0, config.segment_vocab_size, "segment_vocab_size"),
   }
+  if config.max_absolute_position_embeddings:
+    for name in ("position_ids", "global_position_ids"):
+      ranges[name] = (0, config.max_absolute_position_embeddings,
+                      "max_absolute_position_embeddings")
   if global_len is not None:
     ranges["sentence_ids"] = (0, global_len, "the number of global tokens")
     ranges["l2g_linked_ids"] = (-1, global_len, "-1 or a global token index")
@@ -101,6 +111,12 @@ def check_features(features: Mapping[str, tf.Tensor], config: EtcConfig) -> Dict
                    if out["global_token_ids"].shape.rank == 2 else None),
              "W": 2 * config.local_radius + 1}
   batch = out["token_ids"].shape[0] if out["token_ids"].shape.rank else None
+  if config.max_absolute_position_embeddings:
+    for name, symbol in (("token_ids", "L"), ("global_token_ids", "G")):
+      if lengths[symbol] is not None and lengths[symbol] > config.max_absolute_position_embeddings:
+        raise ValueError(
+            f"Feature {name!r} has length {lengths[symbol]} but the absolute position tables have "
+            f"max_absolute_position_embeddings = {config.max_absolute_position_embeddings} rows.")
   for name, value in out.items():
     axis1, axis2 = FEATURE_SHAPES[name]
     rank = 2 if axis2 is None else 3

@@ -182,3 +182,116 @@ def dense_multihead_attention_reference(x, q_kernel, q_bias, k_kernel, k_bias,
         outs.append(_attend(_scores(q, k), mask[b], v,
                             f64(out_kernel), f64(out_bias)))
     return np.stack(outs)
+
+
+# --------------------------------------------------------------------------------------------
+# The whole encoder, read straight from official ETC variable names (float64).
+
+_OFFICIAL_PROJECTIONS = {
+    "long_query_projection": ("l2l_q", "l2g_q"), "global_query_projection": ("g2g_q", "g2l_q"),
+    "l2l_key_projection": ("l2l_k",), "l2g_key_projection": ("l2g_k",),
+    "g2g_key_projection": ("g2g_k",), "g2l_key_projection": ("g2l_k",),
+    "l2l_value_projection": ("l2l_v",), "l2g_value_projection": ("l2g_v",),
+    "g2g_value_projection": ("g2g_v",), "g2l_value_projection": ("g2l_v",),
+}
+
+
+def _layer_norm(x, gamma, beta, eps=1e-12):
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * gamma + beta
+
+
+def gelu_tanh(x):
+    """The tanh approximation of gelu (BERT's and official ETC's `gelu`)."""
+    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+def _attention_weights(w, scope, config):
+    """Official weights of one fused attention layer -> the per-component layout above."""
+    heads = config["num_attention_heads"]
+    hidden = config["hidden_size"]
+    d = config.get("att_size_per_head") or hidden // heads
+    share_qkv, share_kv = config["share_qkv_projections"], config["share_kv_projections"]
+    # Which official projection each component uses (official ETC's sharing rules).
+    source = {"l2l_q": "long_query_projection", "l2g_q": "long_query_projection",
+              "g2g_q": "global_query_projection", "g2l_q": "global_query_projection"}
+    for part, word in (("k", "key"), ("v", "value")):
+        for comp in ("l2l", "l2g", "g2g", "g2l"):
+            if share_qkv:
+                owner = "l2l"
+            elif share_kv:
+                owner = "l2l" if comp in ("l2l", "l2g") else "g2g"
+            else:
+                owner = comp
+            source[f"{comp}_{part}"] = f"{owner}_{word}_projection"
+    if share_qkv:
+        source.update(g2g_q="long_query_projection", g2l_q="long_query_projection")
+    out = {}
+    for key, name in source.items():
+        out[f"{key}_kernel"] = w[f"{scope}/{name}/linear/kernel"].reshape(hidden, heads, d)
+        out[f"{key}_bias"] = w[f"{scope}/{name}/linear/bias"].reshape(heads, d)
+    for stream in ("long", "global"):
+        name = "long" if config["share_att_output_projection"] else stream
+        out[f"{stream}_out_kernel"] = w[f"{scope}/{name}_output_projection/kernel"].reshape(
+            heads, d, hidden)
+        out[f"{stream}_out_bias"] = w[f"{scope}/{name}_output_projection/bias"]
+    if config.get("relative_vocab_size"):
+        for path, table in (("long", "long_qkv_attention/qkv_relative_attention"),
+                            ("global", "global_qkv_attention")):
+            out[f"{path}_rel_emb"] = w[f"{scope}/{table}/relative_emb_table"]
+            out[f"{path}_rel_bias"] = w[f"{scope}/{table}/relative_bias_table"]
+    return out
+
+
+def official_encoder_reference(weights, config, features, side):
+    """Official ETC's encoder (dropout off) from {official variable name: array}.
+
+    features: token_ids, global_token_ids and optional segment ids (default 1 long / 0
+    global); side: the eight side inputs. Returns (long_output, global_output), float64.
+    """
+    w = {k: np.asarray(v, np.float64) for k, v in weights.items()}
+    p = "etc_document_bert"
+    layers = f"{p}/global_local_transformer_layers"
+    streams = {"long": np.asarray(features["token_ids"]),
+               "global": np.asarray(features["global_token_ids"])}
+    segments = {"long": features.get("segment_ids"), "global": features.get("global_segment_ids")}
+    x = {}
+    for stream, ids in streams.items():
+        emb = w[f"{p}/token_emb_lookup/embedding_table"][ids]
+        if f"{p}/token_emb_lookup/projection/kernel" in w:
+            emb = emb @ w[f"{p}/token_emb_lookup/projection/kernel"] + w[
+                f"{p}/token_emb_lookup/projection/bias"]
+        seg = segments[stream]
+        if seg is None:
+            seg = np.full(ids.shape, 1 if stream == "long" else 0)
+        emb = emb + w[f"{p}/segment_emb_lookup/embedding_table"][np.asarray(seg)]
+        position = f"position_emb_lookup_{stream}/embedding_table"
+        if position in w:
+            emb = emb + w[position][None, :ids.shape[1]]
+        x[stream] = _layer_norm(emb, w[f"{p}/{stream}_emb_layer_norm/gamma"],
+                                w[f"{p}/{stream}_emb_layer_norm/beta"])
+    pre = config["use_pre_activation_order"]
+    act = gelu_tanh if config.get("hidden_act", "gelu") in ("gelu", "gelu_approximate") else None
+    for i in range(config["num_hidden_layers"]):
+        scope = f"{layers}/fused_att_layer_{i}"
+        norms = {"long": f"{scope}/layer_norm_0", "global": f"{scope}/layer_norm_1"}
+
+        def norm(stream, t, scope_name):
+            return _layer_norm(t, w[f"{scope_name}/gamma"], w[f"{scope_name}/beta"])
+
+        inputs = {s: norm(s, x[s], norms[s]) for s in x} if pre else x
+        long_att, global_att, _, _ = etc_attention_reference(
+            inputs["long"], inputs["global"], side,
+            _attention_weights(w, f"{scope}/fused_global_local_att", config),
+            local_radius=config["local_radius"], use_relative=bool(config.get("relative_vocab_size")))
+        att = {"long": long_att, "global": global_att}
+        x = {s: x[s] + att[s] if pre else norm(s, x[s] + att[s], norms[s]) for s in x}
+        for s in x:
+            ff = (f"{layers}/feed_forward_layer_{i}" if config["share_feed_forward_params"]
+                  else f"{layers}/{s}_feed_forward_layer_{i}")
+            h = norm(s, x[s], f"{ff}/layer_norm") if pre else x[s]
+            h = act(h @ w[f"{ff}/dense_layers/layer_0/kernel"] + w[f"{ff}/dense_layers/layer_0/bias"])
+            h = h @ w[f"{ff}/dense_layers/layer_1/kernel"] + w[f"{ff}/dense_layers/layer_1/bias"]
+            x[s] = x[s] + h if pre else norm(s, x[s] + h, f"{ff}/layer_norm")
+    return x["long"], x["global"]

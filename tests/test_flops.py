@@ -37,10 +37,11 @@ def test_blocked_layer_counted_by_hand():
 def test_dense_and_separate_projections():
   parts = flops.layer_forward_flops(_config(share_qkv_projections=False), 5, 2, "dense")
   assert parts["l2l"] == 2 * (2 * 5 * 5 * 8)
-  # Twelve separate projections: 6 read the long stream (l2l q/k/v, l2g q, g2l k/v).
-  assert parts["projections"] == 2 * 5 * 8 * 8 * 6 + 2 * 2 * 8 * 8 * 6
-  # Separate query projections: two per-id tables per path.
-  assert parts["relative"] == 2 * (2 * 5 + 2 * 2) * 8 * 6 + 2 * 2 * 6 * (5 * 5 + 5 * 2 + 4 + 10)
+  # Official ETC's unshared layout: 2 queries, 4 keys, 4 values. 5 read the long stream
+  # (long q, l2l k/v, g2l k/v) and 5 the global stream (global q, g2g k/v, l2g k/v).
+  assert parts["projections"] == 2 * 5 * 8 * 8 * 5 + 2 * 2 * 8 * 8 * 5
+  # One query projection per stream: one per-id table per path.
+  assert parts["relative"] == 2 * (5 + 2) * 8 * 6 + 2 * 2 * 6 * (5 * 5 + 5 * 2 + 4 + 10)
 
 
 def test_memory_and_full_attention():

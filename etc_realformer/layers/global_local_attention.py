@@ -43,19 +43,24 @@ def input_stream(key: str) -> str:
 
 
 def projection_names(share_qkv_projections: bool, share_kv_projections: bool) -> Dict[str, str]:
-  """Maps '<component>_<q|k|v>' to the name of the weight that implements it.
+  """Maps '<component>_<q|k|v>' to the name of the weight that implements it (official ETC).
 
-  share_qkv: one Q, one K and one V for all four components.
-  share_kv: keys/values shared by l2l+l2g ('long_k') and by g2g+g2l ('global_k'); four queries.
-  neither: twelve separate projections.
+  Queries: one projection per query stream ('long_q' for l2l+l2g, 'global_q' for g2g+g2l).
+  share_qkv: one Q, one K and one V for all four components (the long ones).
+  share_kv: keys/values shared by l2l+l2g ('l2l_k') and by g2g+g2l ('g2g_k').
+  neither: separate l2l/l2g/g2g/g2l keys and values (2 queries, 4 keys, 4 values).
   """
   names = {}
   for c in _COMPONENTS:
+    stream = _QUERY_STREAM[c]
+    first = "l2l" if stream == "long" else "g2g"  # the component that owns a shared k/v
     for p in "qkv":
       if share_qkv_projections:
-        names[f"{c}_{p}"] = p
-      elif share_kv_projections and p != "q":
-        names[f"{c}_{p}"] = f"{_QUERY_STREAM[c]}_{p}"
+        names[f"{c}_{p}"] = f"l2l_{p}" if p != "q" else "long_q"
+      elif p == "q":
+        names[f"{c}_{p}"] = f"{stream}_q"
+      elif share_kv_projections:
+        names[f"{c}_{p}"] = f"{first}_{p}"
       else:
         names[f"{c}_{p}"] = f"{c}_{p}"
   return names
@@ -139,7 +144,7 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
       self.projection_kernels[name] = self.add_weight(
           f"{name}_kernel", [hidden, h, d], initializer=self._init())
       self.projection_biases[name] = self.add_weight(f"{name}_bias", [h, d], initializer="zeros")
-    out_names = ["out"] if self.share_att_output_projection else ["long_out", "global_out"]
+    out_names = ["long_out"] if self.share_att_output_projection else ["long_out", "global_out"]
     self.output_kernels, self.output_biases = {}, {}
     for name in out_names:
       self.output_kernels[name] = self.add_weight(
@@ -166,7 +171,7 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
       out[f"{key}_kernel"] = self.projection_kernels[name].numpy()
       out[f"{key}_bias"] = self.projection_biases[name].numpy()
     for stream in ("long", "global"):
-      name = "out" if self.share_att_output_projection else f"{stream}_out"
+      name = "long_out" if self.share_att_output_projection else f"{stream}_out"
       out[f"{stream}_out_kernel"] = self.output_kernels[name].numpy()
       out[f"{stream}_out_bias"] = self.output_biases[name].numpy()
     for path, (emb, bias) in self.relative_tables.items():
@@ -215,7 +220,7 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
 
   def _output(self, context, stream):
     """context [B, heads, N, d] -> [B, N, hidden]."""
-    name = "out" if self.share_att_output_projection else f"{stream}_out"
+    name = "long_out" if self.share_att_output_projection else f"{stream}_out"
     return tf.einsum("bhnd,hdx->bnx", context, self.output_kernels[name]) + self.output_biases[name]
 
   # ------------------------------------------------------------- shared pieces

@@ -4,6 +4,7 @@ import tensorflow as tf
 import tf_keras
 
 from etc_realformer.layers.scopes import build_in_scope
+from etc_realformer.ops.activations import activation
 
 
 class MlmHead(tf_keras.layers.Layer):
@@ -22,9 +23,10 @@ class MlmHead(tf_keras.layers.Layer):
     self.hidden_act = hidden_act
     self.initializer_range = initializer_range
     self.transform = tf_keras.layers.Dense(
-        width, activation=tf_keras.activations.get(hidden_act), name="transform",
+        width, name="transform",
         kernel_initializer=tf_keras.initializers.TruncatedNormal(stddev=initializer_range))
     self.norm = tf_keras.layers.LayerNormalization(epsilon=1e-12, name="transform_norm")
+    self._act = activation(hidden_act)
 
   def build(self, input_shape=None):
     build_in_scope(self.transform, [None, self.hidden_size])
@@ -33,7 +35,7 @@ class MlmHead(tf_keras.layers.Layer):
     super().build(input_shape)
 
   def call(self, x, embedding_table):
-    h = self.norm(self.transform(x))                         # [..., width]
+    h = self.norm(self._act(self.transform(x)))              # [..., width]
     table = tf.cast(embedding_table, h.dtype)
     # One [N, width] x [width, vocab] matmul. (An einsum with an ellipsis here would make its
     # gradient w.r.t. the table an outer product over every position: [..., vocab, width].)

@@ -3,7 +3,10 @@
 Post-LN (use_pre_activation_order=False, the default and RealFormer's choice), per stream:
   x = LN(x + Drop(Attention(x)));  x = LN(x + Drop(FeedForward(x)))
 Pre-LN (use_pre_activation_order=True):
-  x = x + Drop(Attention(LN(x)));  x = x + Drop(FeedForward(LN(x)))   (the encoder adds a final LN)
+  x = x + Drop(Attention(LN(x)));  x = x + Drop(FeedForward(LN(x)))
+  (no final LayerNorm after the last layer, as in official ETC)
+The attention LayerNorms are per stream; the feed-forward LayerNorm is shared by both streams
+when share_feed_forward_params is set (official ETC's layout).
 With use_feed_forward=False the layer is attention only: with persistent memory this is the
 all-attention layer of Sukhbaatar et al. (2019).
 """
@@ -13,16 +16,9 @@ import tf_keras
 
 from etc_realformer.layers.global_local_attention import GlobalLocalAttention
 from etc_realformer.layers.scopes import build_in_scope
+from etc_realformer.ops.activations import activation
 
 _STREAMS = ("long", "global")
-
-
-def _activation(name):
-  if name == "gelu_approximate":
-    return lambda x: tf.nn.gelu(x, approximate=True)
-  if name == "gelu":
-    return lambda x: tf.nn.gelu(x, approximate=False)
-  return tf_keras.activations.get(name)
 
 
 class FeedForward(tf_keras.layers.Layer):
@@ -41,7 +37,7 @@ class FeedForward(tf_keras.layers.Layer):
     self.outer = tf_keras.layers.Dense(
         hidden_size, name="outer",
         kernel_initializer=tf_keras.initializers.TruncatedNormal(stddev=initializer_range))
-    self._act = _activation(hidden_act)
+    self._act = activation(hidden_act)
 
   def build(self, input_shape=None):
     build_in_scope(self.inner, [None, self.hidden_size])
@@ -125,18 +121,17 @@ class TransformerBlock(tf_keras.layers.Layer):
         for s in _STREAMS}
     self.feed_forwards, self.feed_forward_norms = {}, {}
     if use_feed_forward:
-      shared = None
+      # As in official ETC, sharing the feed-forward parameters shares its LayerNorm too.
       for s in _STREAMS:
-        if share_feed_forward_params and shared is not None:
-          self.feed_forwards[s] = shared
+        if share_feed_forward_params and s == "global":
+          self.feed_forwards[s] = self.feed_forwards["long"]
+          self.feed_forward_norms[s] = self.feed_forward_norms["long"]
           continue
-        name = "feed_forward" if share_feed_forward_params else f"{s}_feed_forward"
+        prefix = "" if share_feed_forward_params else f"{s}_"
         self.feed_forwards[s] = FeedForward(hidden_size, intermediate_size, hidden_act,
-                                            initializer_range, name=name)
-        shared = self.feed_forwards[s]
-      for s in _STREAMS:
+                                            initializer_range, name=f"{prefix}feed_forward")
         self.feed_forward_norms[s] = tf_keras.layers.LayerNormalization(
-            epsilon=1e-12, name=f"{s}_feed_forward_norm")
+            epsilon=1e-12, name=f"{prefix}feed_forward_norm")
 
   def build(self, input_shape=None):
     shape = [None, None, self.hidden_size]

@@ -49,18 +49,36 @@ class EtcModel(tf_keras.Model):
     block_args = {key: getattr(config, key) for key in _BLOCK_KEYS}
     self.blocks = [TransformerBlock(**block_args, layer_index=i, implementation=implementation,
                                     name=f"layer_{i}") for i in range(config.num_hidden_layers)]
-    self.final_norms = {}
-    if config.use_pre_activation_order:
-      self.final_norms = {
-          s: tf_keras.layers.LayerNormalization(epsilon=1e-12, name=f"final_{s}_norm")
-          for s in ("long", "global")}
+
+  @classmethod
+  def from_official_checkpoint(cls, checkpoint_prefix: str, config_file: str = None,
+                               implementation: str = "blocked", **config_overrides):
+    """Builds the model of a Google ETC checkpoint and loads every weight.
+
+    Args:
+      checkpoint_prefix: e.g. `etc_base_2x_pretrain/model.ckpt` (or the folder holding it).
+      config_file: the official etc_config.json; default: the one next to the checkpoint.
+      implementation: "blocked" or "dense".
+      **config_overrides: EtcConfig fields to change, e.g. use_hard_g2l_mask=True, or
+        residual_attention="sum" (a research option: the released weights were trained
+        without residual attention).
+
+    Raises:
+      ValueError: listing, with shapes, the checkpoint variables the model does not use and
+        the model weights the checkpoint does not fill.
+    """
+    from etc_realformer.models import official_checkpoint  # pylint: disable=g-import-not-at-top
+    prefix = official_checkpoint.resolve_prefix(checkpoint_prefix)
+    config = official_checkpoint.read_official_config(prefix, config_file, **config_overrides)
+    model = cls(config, implementation=implementation)
+    model.build()
+    official_checkpoint.load_official_weights(model, prefix)
+    return model
 
   def build(self, input_shape=None):
     build_in_scope(self.embeddings, None)
     for block in self.blocks:
       build_in_scope(block, None)
-    for norm in self.final_norms.values():
-      build_in_scope(norm, [None, None, self.etc_config.hidden_size])
     # Model.build would trace call() with float placeholders; the weights are all made above.
     self.built = True
 
@@ -93,21 +111,27 @@ class EtcModel(tf_keras.Model):
   def call(self, features, training=None, return_attention_scores=False,
            long_extra_embeddings=None, global_extra_embeddings=None):
     """features: dict of int features. The optional float `long_extra_embeddings`
-    [B, L, width] and `global_extra_embeddings` [B, G, width] (width = embedding_size or
-    hidden_size) are added to the token embeddings before the embedding LayerNorm (OpenKP adds
-    projected visual features this way)."""
+    [B, L, hidden] and `global_extra_embeddings` [B, G, hidden] are added to the embeddings
+    before the embedding LayerNorm (official ETC's `long_embedding_adder` /
+    `global_embedding_adder`; OpenKP adds projected visual features this way)."""
     config = self.etc_config
     features = features_lib.check_features(features, config)
     side = self.side_inputs(features)
     if self.implementation == "blocked":
       # The blocked masks and relative ids are the same for every layer: build them once.
       side = ops.blocked_side_inputs(side, config.local_radius)
-    zeros_long = tf.zeros_like(features["token_ids"])
-    zeros_global = tf.zeros_like(features["global_token_ids"])
+    # Official ETC's defaults: segment 1 for long tokens, 0 for global tokens.
+    long_segments = features.get("segment_ids")
+    if long_segments is None:
+      long_segments = tf.ones_like(features["token_ids"])
+    global_segments = features.get("global_segment_ids")
+    if global_segments is None:
+      global_segments = tf.zeros_like(features["global_token_ids"])
     long_x, global_x = self.embeddings(
-        features["token_ids"], features.get("segment_ids", zeros_long),
-        features["global_token_ids"], features.get("global_segment_ids", zeros_global),
-        training=training, long_extra=long_extra_embeddings, global_extra=global_extra_embeddings)
+        features["token_ids"], long_segments, features["global_token_ids"], global_segments,
+        training=training, long_extra=long_extra_embeddings, global_extra=global_extra_embeddings,
+        position_ids=features.get("position_ids"),
+        global_position_ids=features.get("global_position_ids"))
     scores = [None, None]  # long stream, global stream
     per_layer = []
     period = config.grad_checkpointing_period
@@ -124,9 +148,6 @@ class EtcModel(tf_keras.Model):
         if return_attention_scores:
           per_layer.append({k: out[k] for k in ("long_probs", "global_probs", "long_scores",
                                                 "global_scores") if out[k] is not None})
-    if self.final_norms:
-      long_x = self.final_norms["long"](long_x)
-      global_x = self.final_norms["global"](global_x)
     result = {"long_output": long_x, "global_output": global_x}
     if return_attention_scores:
       result["attention"] = per_layer

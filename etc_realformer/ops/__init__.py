@@ -1,5 +1,6 @@
 """Pure tensor functions (no variables): relative ids, blocking, side inputs."""
 
+from etc_realformer.ops.activations import activation
 from etc_realformer.ops.blocking import (blocked_side_inputs, concat_neighbor_blocks,
                                          frame_window, merge_blocks, split_into_blocks,
                                          window_key_in_range, window_to_blocked,

@@ -24,6 +24,7 @@ from etc_realformer.data import tfrecords
 from etc_realformer.models.pretraining import EtcPretrainingModel
 from etc_realformer.training.distribution import Distribution
 from etc_realformer.training import run_config as run_config_lib
+from etc_realformer.training.initialization import make_initializer
 from etc_realformer.training.loop import LoopConfig, check_distribution, run_training_loop
 
 
@@ -34,6 +35,8 @@ class TrainConfig(LoopConfig):
   mlm_loss_weight: float = 0.8
   cpc_loss_weight: float = 0.2
   cpc_group_size: int = 0
+  init_checkpoint: str = ""         # start from an encoder: this package's (a pretraining run's
+                                    # final/encoder) or an official ETC model.ckpt prefix
 
 
 def load_run_config(path: str) -> Dict[str, Any]:
@@ -95,7 +98,8 @@ def _run(run_config, output_dir, distribution, verbose, extra_callbacks):
 
   model, metrics = run_training_loop(
       build, make, train, output_dir, distribution, verbose=verbose,
-      extra_callbacks=extra_callbacks, tokens_per_step=global_batch * data_config.long_seq_len)
+      extra_callbacks=extra_callbacks, tokens_per_step=global_batch * data_config.long_seq_len,
+      initialize=make_initializer(train.init_checkpoint, model_config))
   if distribution.is_chief:
     export_encoder(model, os.path.join(output_dir, "final"))
     atomic_write_json(os.path.join(output_dir, "final", "metrics.json"), metrics)

@@ -37,7 +37,7 @@ class OpenKpModel(TaskModel):
                max_phrase_words: int = 5, **kwargs):
     super().__init__(config, implementation, **kwargs)
     self.max_phrase_words = max_phrase_words
-    width = self.etc_config.embedding_size or self.etc_config.hidden_size
+    width = self.etc_config.hidden_size  # extra embeddings are hidden-sized (added after projection)
     hidden = self.etc_config.hidden_size
     init = self.initializer
     self.visual_projection = tf_keras.layers.Dense(width, kernel_initializer=init(),
@@ -61,9 +61,9 @@ class OpenKpModel(TaskModel):
     inputs = {"token_ids": token_ids, "global_token_ids": features["global_token_ids"],
               "sentence_ids": features["sentence_ids"]}
     visual = tf.cast(features["global_visual_features"], tf.float32)      # [B, G, 20]
-    global_extra = self.visual_projection(visual)                         # [B, G, E]
+    global_extra = self.visual_projection(visual)                         # [B, G, H]
     sentence_ids = tf.cast(features["sentence_ids"], tf.int32)
-    long_extra = tf.gather(global_extra, sentence_ids, batch_dims=1)      # [B, L, E]
+    long_extra = tf.gather(global_extra, sentence_ids, batch_dims=1)      # [B, L, H]
     long_x = self.encoder(inputs, training=training, long_extra_embeddings=long_extra,
                           global_extra_embeddings=global_extra)["long_output"]   # [B, L, H]
     batch = tf.shape(long_x)[0]

@@ -1,0 +1,84 @@
+"""Starting a run from pretrained encoder weights: this package's or Google's ETC checkpoints.
+
+`make_initializer(init_checkpoint, model_config)` accepts
+  - this package's encoder checkpoint: a prefix (`.../final/encoder`), a `final/` folder or a
+    pretraining run folder, with its etc_config.json beside it;
+  - an official ETC checkpoint: a `model.ckpt` prefix or the folder holding it (e.g. Google's
+    `etc_base_2x_pretrain/`), converted on load.
+It checks that the checkpoint's encoder has the shape of `model_config` (naming every field that
+differs) and returns a function that loads the weights into `model.encoder` (any model with an
+`encoder` attribute), or None when no checkpoint is given.
+"""
+
+import json
+import os
+from typing import Callable, Dict, Optional
+
+from absl import logging
+import tensorflow as tf
+
+from etc_realformer.config import EtcConfig
+from etc_realformer.models import official_checkpoint
+
+# Encoder fields a pretrained checkpoint must share with the model it initialises.
+SHAPE_KEYS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+              "intermediate_size", "relative_vocab_size", "segment_vocab_size",
+              "embedding_size", "att_size_per_head", "num_persistent_memory",
+              "share_qkv_projections", "share_kv_projections", "share_feed_forward_params",
+              "share_att_output_projection", "use_feed_forward",
+              "max_absolute_position_embeddings", "use_pre_activation_order")
+
+
+def official_prefix(path: str) -> Optional[str]:
+  """The official checkpoint prefix at `path` (a prefix or its folder), or None."""
+  for candidate in (path, os.path.join(path, "model.ckpt")):
+    if official_checkpoint.is_official_checkpoint(candidate):
+      return candidate
+  return None
+
+
+def package_prefix(path: str) -> str:
+  """This package's encoder prefix from a prefix, a `final/` folder or a pretraining run."""
+  for candidate in (path, os.path.join(path, "encoder"), os.path.join(path, "final", "encoder")):
+    if tf.io.gfile.exists(candidate + ".index"):
+      return candidate
+  raise FileNotFoundError(
+      f"init_checkpoint: no encoder checkpoint at {path} (expected <pretraining run>/final/encoder "
+      "written by etc_realformer.pretrain, or an official ETC model.ckpt prefix)")
+
+
+def check_shapes(pretrained: Dict, model_config: EtcConfig, source: str) -> None:
+  """Raises ValueError naming every SHAPE_KEYS field where `pretrained` and the model differ."""
+  mine = model_config.to_dict()
+  different = [k for k in SHAPE_KEYS if k in pretrained and pretrained[k] != mine.get(k)]
+  if different:
+    raise ValueError(f"init_checkpoint: {source} was trained with a different encoder: " +
+                     ", ".join(f"{k} {pretrained[k]!r} != {mine.get(k)!r}" for k in different))
+
+
+def make_initializer(init_checkpoint: str,
+                     model_config: EtcConfig) -> Optional[Callable[[object], None]]:
+  """-> a function that loads pretrained encoder weights into `model.encoder` (or None)."""
+  if not init_checkpoint:
+    return None
+  official = official_prefix(init_checkpoint)
+  if official is not None:
+    check_shapes(official_checkpoint.read_official_config(official).to_dict(), model_config,
+                 official)
+
+    def initialize_official(model):
+      official_checkpoint.load_official_weights(model.encoder, official)
+      logging.info("encoder initialised from the official ETC checkpoint %s", official)
+    return initialize_official
+
+  prefix = package_prefix(init_checkpoint)
+  config_path = os.path.join(os.path.dirname(prefix), "etc_config.json")
+  if os.path.exists(config_path):
+    with open(config_path) as f:
+      check_shapes(json.load(f), model_config, prefix)
+
+  def initialize(model):
+    tf.train.Checkpoint(encoder=model.encoder).read(prefix).assert_existing_objects_matched() \
+        .expect_partial()
+    logging.info("encoder initialised from %s", prefix)
+  return initialize
