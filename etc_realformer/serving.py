@@ -4,7 +4,8 @@ Export directory (every task):
   saved_model/       tf.saved_model with a `serving_default` signature: the task's model
                      features (int32 [batch, length] each, or the given TensorSpec) -> its
                      named head outputs
-  vocab.txt          the WordPiece vocabulary the features were made with
+  vocab.txt          the WordPiece vocabulary the features were made with, or
+  vocab.model        the SentencePiece model (with tokenizer.json: {"split_punctuation": ...})
   task_config.json   what the task needs to convert and decode (feature config, encoder config,
                      thresholds, ...)
 
@@ -21,7 +22,7 @@ import numpy as np
 import tensorflow as tf
 
 from etc_realformer.data.span_tokenization import OffsetTokenizer
-from etc_realformer.data.tokenization import load_tokenizer
+from etc_realformer.data import tokenization
 from etc_realformer.io_utils import atomic_write_json
 
 TASK_CONFIG_FILE = "task_config.json"
@@ -55,12 +56,41 @@ def export_task_model(model, input_lengths: Dict[str, Union[int, tf.TensorSpec]]
   module.serve = serve
   tf.saved_model.save(module, os.path.join(tmp, "saved_model"),
                       signatures={"serving_default": serve.get_concrete_function()})
-  shutil.copyfile(vocab_file, os.path.join(tmp, "vocab.txt"))
+  copy_vocabulary(vocab_file, tmp)
   atomic_write_json(os.path.join(tmp, TASK_CONFIG_FILE), task_config)
   if os.path.exists(directory):
     shutil.rmtree(directory)
   os.replace(tmp, directory)
   return directory
+
+
+TOKENIZER_FILE = "tokenizer.json"  # {"split_punctuation": bool}, next to a run's vocabulary
+
+
+def copy_vocabulary(vocab_file: str, directory: str) -> str:
+  """Copies a run's vocabulary into an export directory as vocab.txt (WordPiece) or vocab.model
+  (SentencePiece), with the run's tokenizer.json when it has one; returns the copy's path."""
+  name = "vocab.model" if tokenization.is_sentencepiece_file(vocab_file) else "vocab.txt"
+  target = os.path.join(directory, name)
+  shutil.copyfile(vocab_file, target)
+  settings = os.path.join(os.path.dirname(vocab_file), TOKENIZER_FILE)
+  if os.path.exists(settings):
+    shutil.copyfile(settings, os.path.join(directory, TOKENIZER_FILE))
+  return target
+
+
+def export_tokenizer(directory: str) -> OffsetTokenizer:
+  """The tokenizer an export directory was made with (its vocab.txt or vocab.model)."""
+  model = os.path.join(directory, "vocab.model")
+  if not os.path.exists(model):
+    return OffsetTokenizer(tokenization.load_tokenizer(
+        vocab_file=os.path.join(directory, "vocab.txt")))
+  settings = {}
+  if os.path.exists(os.path.join(directory, TOKENIZER_FILE)):
+    with open(os.path.join(directory, TOKENIZER_FILE)) as f:
+      settings = json.load(f)
+  return OffsetTokenizer(tokenization.tokenizer_for_vocab(
+      model, split_punctuation=bool(settings.get("split_punctuation", False))))
 
 
 def load_task_export(directory: str, description: str) -> Tuple[dict, RunBatch, object]:
@@ -119,8 +149,7 @@ class TaskPredictor:
   def from_export(cls, directory: str):
     config, run_batch, loaded = load_task_export(directory, cls.export_description)
     predictor = cls(run_batch, cls.feature_config_class(**config["feature_config"]),
-                    OffsetTokenizer(load_tokenizer(
-                        vocab_file=os.path.join(directory, "vocab.txt"))))
+                    export_tokenizer(directory))
     predictor.loaded = loaded  # keeps the SavedModel's variables alive
     return predictor
 

@@ -106,6 +106,15 @@ def test_wordpiece_detokenize_round_trip(vocab_file):
     tok.detokenize([tok.vocab_size])
 
 
+def test_wordpiece_max_chars_per_word(vocab_file):
+  # Google's ETC code allows 200 characters per word; BERT's original code 100.
+  assert tokenization.WordPieceTokenizer(vocab_file).tokenize(["a" + "b" * 149]) == [
+      _ids("a") + _ids("##b") * 149]
+  bert = tokenization.WordPieceTokenizer(vocab_file, max_chars_per_word=100)
+  assert bert.tokenize(["a" + "b" * 99, "a" + "b" * 100]) == [_ids("a") + _ids("##b") * 99,
+                                                              [vocab.UNK_ID]]
+
+
 def test_wordpiece_missing_file(tmp_path):
   missing = str(tmp_path / "nope.txt")
   with pytest.raises(FileNotFoundError, match="nope.txt"):
@@ -209,6 +218,22 @@ def test_sentencepiece_words_and_special_ids(tmp_path):
   assert tok.id_to_token([pid("aff"), tok.mask_id]) == ["aff", "[MASK]"]
   assert tok.detokenize(tok.tokenize(["the unaffable dogs."])[0] + [tok.pad_id]) == (
       "the unaffable dogs.")
+
+
+def test_sentencepiece_split_punctuation(tmp_path):
+  path = _write_spm(tmp_path, _SPM_SPECIALS)
+  plain = tokenization.load_tokenizer(spm_model_file=path)
+  split = tokenization.load_tokenizer(spm_model_file=path, split_punctuation=True)
+
+  def pid(piece):
+    return len(_SPM_SPECIALS) + _SPM_PIECES.index(piece)
+
+  # Plain: "." continues the word "dog."; split: "." is a word, encoded with a word start.
+  assert plain.tokenize_words(["the dog."]) == [[[pid("\u2581the")], [pid("\u2581dog"),
+                                                                      pid(".")]]]
+  assert split.tokenize_words(["the dog."]) == [[[pid("\u2581the")], [pid("\u2581dog")],
+                                                  [pid("\u2581"), pid(".")]]]
+  assert (plain.cuts_words_first, split.cuts_words_first) == (False, True)
 
 
 def test_sentencepiece_missing_mask_and_file(tmp_path):

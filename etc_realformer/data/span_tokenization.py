@@ -1,36 +1,37 @@
 """Tokenization that remembers where every word piece came from in the original text.
 
 Question answering has to hand back spans of the ORIGINAL text (its case, accents and
-punctuation), not detokenized word pieces. The text is first cut into words with their character
-offsets: runs of letters/digits, and every other non-space character on its own (the same cut
-BERT's basic tokenizer makes). Each word is then split into word pieces by the model's tokenizer,
-and every piece records the [start, end) characters of its word. A span of pieces i..j therefore
-maps back to text[start[i]:end[j]].
+punctuation), not detokenized word pieces. Every piece records [start, end) characters of the
+text, so a span of pieces i..j maps back to text[start[i]:end[j]].
 
   tok = OffsetTokenizer(load_tokenizer(vocab_file="vocab.txt"))
   pieces = tok.tokenize("Zoë's café, 1921.")
   pieces.ids, pieces.starts, pieces.ends   # one entry per word piece
 
-Words are tokenized once each (a cache) and in batches, so large datasets convert quickly.
+How the offsets are found depends on the tokenizer (`Tokenizer.cuts_words_first`):
+  - WordPiece and split-punctuation SentencePiece: the text is cut into words with their
+    offsets by BERT's basic cut (`split_words`), each word is tokenized once (a cache) and in
+    batches, and every piece records the span of its word;
+  - plain SentencePiece encodes whole texts (cutting at punctuation would change its pieces),
+    and every piece records its own span, without the whitespace before it.
 """
 
 import dataclasses
-import re
 from typing import Dict, List, Sequence, Tuple
 
-from etc_realformer.data.tokenization import Tokenizer
-
-_WORD = re.compile(r"[^\W_]+|[^\w\s]|_", re.UNICODE)
+from etc_realformer.data.tokenization import Tokenizer, basic_word_spans
 
 
 def split_words(text: str) -> List[Tuple[int, int]]:
-  """[start, end) character offsets of the words of `text` (alphanumeric runs, other symbols)."""
-  return [match.span() for match in _WORD.finditer(text)]
+  """[start, end) character offsets of the words of BERT's basic cut of `text`: runs of
+  characters between whitespace, with every punctuation character and CJK ideograph apart."""
+  return basic_word_spans(text)
 
 
 @dataclasses.dataclass
 class Pieces:
-  """Word pieces of one text: ids with the [start, end) characters of the word of each piece."""
+  """Word pieces of one text: ids with the [start, end) characters each piece came from (its
+  word, or the piece itself for plain SentencePiece)."""
   ids: List[int]
   starts: List[int]
   ends: List[int]
@@ -56,23 +57,31 @@ class OffsetTokenizer:
     if not missing:
       return
     for word, groups in zip(missing, self.tokenizer.tokenize_words(missing)):
-      # The tokenizer may cut a word further (e.g. CJK characters); all pieces stay with it.
+      # The tokenizer may cut a word further (e.g. at punctuation its normalization creates);
+      # all pieces stay with the word.
       self._cache[word] = [piece for group in groups for piece in group]
 
-  def tokenize_many(self, texts: Sequence[str]) -> List[Pieces]:
-    """Tokenizes `texts` (one batch for all unseen words)."""
+  def _by_words(self, texts: Sequence[str]) -> List[Pieces]:
     spans = [split_words(text) for text in texts]
-    self._word_ids([text[s:e] for text, text_spans in zip(texts, spans) for s, e in text_spans])
+    words = [self.tokenizer.word_texts(text, text_spans) for text, text_spans in zip(texts, spans)]
+    self._word_ids([word for text_words in words for word in text_words])
     out = []
-    for text, text_spans in zip(texts, spans):
+    for text_spans, text_words in zip(spans, words):
       ids, starts, ends = [], [], []
-      for start, end in text_spans:
-        for piece in self._cache[text[start:end]]:
+      for (start, end), word in zip(text_spans, text_words):
+        for piece in self._cache[word]:
           ids.append(piece)
           starts.append(start)
           ends.append(end)
       out.append(Pieces(ids, starts, ends))
     return out
+
+  def tokenize_many(self, texts: Sequence[str]) -> List[Pieces]:
+    """Tokenizes `texts` (one batch for all unseen words)."""
+    if self.tokenizer.cuts_words_first:
+      return self._by_words(texts)
+    return [Pieces(ids, starts, ends) for ids, starts, ends in
+            self.tokenizer.tokenize_with_offsets(list(texts))]
 
   def tokenize(self, text: str) -> Pieces:
     return self.tokenize_many([text])[0]

@@ -1,88 +1,51 @@
 """Starting a fine-tuning run from a pretraining run's encoder checkpoint.
 
-`prepare_vocab` puts the run's vocabulary in its output directory: a given file is copied, or a
-WordPiece vocabulary is learned from the task's training texts.
+`prepare_vocab` puts the run's vocabulary in its output directory: a given file (a WordPiece
+vocab.txt or a SentencePiece *.model) is copied, or a WordPiece vocabulary is learned from the
+task's training texts. With no vocab_file, an official init_checkpoint's own vocabulary is used
+(`tokenization.vocab_from_checkpoint_folder`); docs/tokenizers.md.
 
 `train_task_model` is the shared body of every task's fine-tuning run: vocabulary, conversion of
 the training file (through the task's `TaskData`), run_config.json and the resumable model.fit.
 
-`make_initializer(init_checkpoint, model_config)` checks that the pretrained encoder has the
-shape of the task model's encoder (naming every field that differs) and returns a function that
-loads its weights into `model.encoder` (any task model with an `encoder` attribute).
+`train.init_checkpoint` is read by `etc_realformer.training.initialization.make_initializer`:
+this package's encoder checkpoint or an official ETC `model.ckpt` prefix.
 """
 
 import dataclasses
-import json
 import os
 import shutil
 import time
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from absl import logging
-import tensorflow as tf
 import tf_keras
 
 from etc_realformer.config import EtcConfig
 from etc_realformer.data import tfrecords
 from etc_realformer.data import vocab_learner
 from etc_realformer.data.span_tokenization import OffsetTokenizer
-from etc_realformer.data.tokenization import load_tokenizer
+from etc_realformer.data import tokenization
 from etc_realformer.dataclass_utils import check_known_keys
 from etc_realformer.io_utils import atomic_write_json
 from etc_realformer.training import run_config as run_config_lib
 from etc_realformer.training.distribution import Distribution
+from etc_realformer.training.initialization import make_initializer
 from etc_realformer.training.loop import LoopConfig, check_distribution, run_training_loop
-
-# Encoder fields a pretrained checkpoint must share with the fine-tuned model.
-_SHAPE_KEYS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
-               "intermediate_size", "relative_vocab_size", "segment_vocab_size",
-               "embedding_size", "att_size_per_head", "num_persistent_memory",
-               "share_qkv_projections", "share_kv_projections", "share_feed_forward_params",
-               "share_att_output_projection", "use_feed_forward",
-               "max_absolute_position_embeddings", "use_pre_activation_order")
-
-
-def _resolve_init_checkpoint(path: str) -> str:
-  """A checkpoint prefix from a prefix, a `final/` directory or a pretraining run directory."""
-  for candidate in (path, os.path.join(path, "encoder"), os.path.join(path, "final", "encoder")):
-    if tf.io.gfile.exists(candidate + ".index"):
-      return candidate
-  raise FileNotFoundError(f"init_checkpoint: no encoder checkpoint at {path} (expected "
-                          "<pretraining run>/final/encoder written by etc_realformer.pretrain)")
-
-
-def make_initializer(init_checkpoint: str, model_config: EtcConfig):
-  """-> a function that loads pretrained encoder weights into a HotpotQaModel (or None)."""
-  if not init_checkpoint:
-    return None
-  prefix = _resolve_init_checkpoint(init_checkpoint)
-  config_path = os.path.join(os.path.dirname(prefix), "etc_config.json")
-  if os.path.exists(config_path):
-    with open(config_path) as f:
-      pretrained = json.load(f)
-    mine = model_config.to_dict()
-    different = [k for k in _SHAPE_KEYS if k in pretrained and pretrained[k] != mine.get(k)]
-    if different:
-      raise ValueError(f"init_checkpoint: {prefix} was trained with a different encoder: " +
-                       ", ".join(f"{k} {pretrained[k]!r} != {mine.get(k)!r}" for k in different))
-
-  def initialize(model):
-    tf.train.Checkpoint(encoder=model.encoder).read(prefix).assert_existing_objects_matched() \
-        .expect_partial()
-    logging.info("encoder initialised from %s", prefix)
-  return initialize
-
 
 def prepare_vocab(vocab_file: str, learned_vocab_size: int, output_dir: str,
                   texts: Callable[[], Iterable[str]], source: str = "") -> str:
   """Copies `vocab_file` (or learns one from `texts()`) to <output_dir>/vocab.txt; -> its path.
 
-  A vocabulary already learned into output_dir is reused (a resumed run keeps its ids).
+  A SentencePiece model (*.model) is copied to <output_dir>/vocab.model. A vocabulary already
+  learned into output_dir is reused (a resumed run keeps its ids).
   """
   path = os.path.join(output_dir, "vocab.txt")
   if vocab_file:
     if not os.path.exists(vocab_file):
       raise FileNotFoundError(f"vocab_file: {vocab_file} does not exist")
+    if tokenization.is_sentencepiece_file(vocab_file):
+      path = os.path.join(output_dir, "vocab.model")
     if os.path.abspath(vocab_file) != os.path.abspath(path):
       shutil.copyfile(vocab_file, path)
     return path
@@ -99,9 +62,14 @@ class TaskTrainConfig(LoopConfig):
   """The `train:` section of a task config (a task may subclass it to add settings)."""
   train_file: str = ""          # the task's official training file
   dev_file: str = ""            # labelled: predicted and scored after training
-  vocab_file: str = ""          # empty: learn a WordPiece vocab from train_file
+  vocab_file: str = ""          # vocab.txt (WordPiece) or *.model (SentencePiece); empty: the
+                                # vocabulary beside an official init_checkpoint, else a WordPiece
+                                # vocab learned from train_file
   learned_vocab_size: int = 2000
-  init_checkpoint: str = ""     # a pretraining run's final/encoder (or a run directory)
+  init_checkpoint: str = ""     # a pretraining run's final/encoder (or a run directory), or
+                                # an official ETC model.ckpt prefix (converted on load)
+  split_punctuation: bool = False  # SentencePiece only: BERT's basic cut first (the
+                                   # etc_large_split_punctuation checkpoint)
   eval_batch_size: int = 16
 
 
@@ -143,14 +111,22 @@ class TaskData:
   long_seq_len: int
 
 
+def _vocab_source(train) -> str:
+  """train.vocab_file, else the vocabulary of an official train.init_checkpoint, else ""."""
+  if train.vocab_file:
+    return train.vocab_file
+  return tokenization.vocab_from_checkpoint_folder(train.init_checkpoint) or ""
+
+
 def standard_task_data(train: "TaskTrainConfig", feature_config, output_dir: str, records,
                        texts: Callable[[str], Iterable[str]]) -> TaskData:
   """TaskData for a task whose `records` module has convert_file(input, directory, tokenizer,
   vocab_file, feature_config), record_files(directory) and parse_fn(feature_config), and whose
   vocabulary is learned from `texts(train_file)` when no vocab_file is given."""
   return TaskData(
-      prepare_vocab=lambda: prepare_vocab(train.vocab_file, train.learned_vocab_size, output_dir,
-                                          lambda: texts(train.train_file), train.train_file),
+      prepare_vocab=lambda: prepare_vocab(_vocab_source(train), train.learned_vocab_size,
+                                          output_dir, lambda: texts(train.train_file),
+                                          train.train_file),
       convert=lambda tokenizer, vocab_file, directory: records.convert_file(
           train.train_file, directory, tokenizer, vocab_file, feature_config),
       record_files=records.record_files, parse_fn=records.parse_fn(feature_config),
@@ -200,7 +176,10 @@ def train_task_model(model_config: EtcConfig, feature_config, train: LoopConfig,
   os.makedirs(output_dir, exist_ok=True)
   t0 = time.perf_counter()
   vocab_file = task.prepare_vocab()
-  tokenizer = OffsetTokenizer(load_tokenizer(vocab_file=vocab_file))
+  tokenizer = OffsetTokenizer(tokenization.tokenizer_for_vocab(
+      vocab_file, split_punctuation=getattr(train, "split_punctuation", False)))
+  atomic_write_json(os.path.join(output_dir, "tokenizer.json"),  # exported with the vocabulary
+                    {"split_punctuation": bool(getattr(train, "split_punctuation", False))})
   if tokenizer.tokenizer.vocab_size > model_config.vocab_size:
     raise ValueError(f"{vocab_file}: {tokenizer.tokenizer.vocab_size} pieces but the model's "
                      f"vocab_size is {model_config.vocab_size}")

@@ -5,6 +5,9 @@ Layout of one example (Q question pieces, paragraphs in file order):
   global: [CLS] q_1 .. q_Q | per paragraph p: [PARAGRAPH] [TITLE] [SENTENCE] x n_p | padding
   long:   q_1 .. q_Q       | per paragraph p: title pieces, sentence 1 pieces, ... | padding
 
+  global ids of CLS / PARAGRAPH / SENTENCE: 101 / 5 / 1 with WordPiece, 40 / 43 / 1 with the
+    ETC-large SentencePiece model, as the official converter (`vocab.global_ids_for`); TITLE 6.
+
   sentence_ids (owner of each long token): question piece i -> global q_i; title pieces -> the
     paragraph's TITLE token; sentence pieces -> their SENTENCE token.
   long/global_paragraph_ids: 0 for the question context (CLS and question), p = 1.. for the
@@ -194,7 +197,8 @@ def convert_example(example: HotpotExample, tokenizer: OffsetTokenizer,
   f = {name: np.zeros([n], np.int64) if n else np.int64(0)
        for name, n in feature_lengths(config).items()}
   num_q = len(q_ids)
-  f["global_token_ids"][0] = vocab.CLS_ID
+  global_ids = vocab.global_ids_for(tokenizer.tokenizer.kind)   # official ids per vocabulary
+  f["global_token_ids"][0] = global_ids.cls
   f["global_token_ids"][1:1 + num_q] = q_ids
   f["ignore_hard_g2l_mask"][:1 + num_q] = 1
   f["token_ids"][:num_q] = q_ids
@@ -230,14 +234,14 @@ def convert_example(example: HotpotExample, tokenizer: OffsetTokenizer,
     if not paragraph.kept:
       continue
     paragraph_id += 1
-    put_global(vocab.PARAGRAPH_ID, paragraph_id, SEGMENT_PARAGRAPH, exempt=1)
+    put_global(global_ids.paragraph, paragraph_id, SEGMENT_PARAGRAPH, exempt=1)
     title_token = put_global(TITLE_ID, paragraph_id, SEGMENT_TITLE)
     put_long(paragraph.title_pieces.ids, title_token, paragraph_id, SEGMENT_TITLE)
     long_sentence += [-1] * len(paragraph.title_pieces)
     long_start += [0] * len(paragraph.title_pieces)
     long_end += [0] * len(paragraph.title_pieces)
     for s in range(paragraph.keep):
-      sentence_token = put_global(vocab.SENTENCE_ID, paragraph_id, SEGMENT_SENTENCE)
+      sentence_token = put_global(global_ids.sentence, paragraph_id, SEGMENT_SENTENCE)
       sentence_long_start[(paragraph.index, s)] = pos
       piece = paragraph.sentences[s]
       f["span_mask"][pos:pos + len(piece)] = 1

@@ -21,7 +21,6 @@ from absl import logging
 import numpy as np
 
 from etc_realformer.data.span_tokenization import OffsetTokenizer
-from etc_realformer.data.tokenization import load_tokenizer
 from etc_realformer import serving
 from etc_realformer.io_utils import atomic_write_json
 from tasks.hotpotqa import decode
@@ -77,8 +76,7 @@ class Predictor:
         directory, "a HotpotQA export (`python -m tasks.hotpotqa.finetune` writes "
         "<output_dir>/export)")
     predictor = cls(run_batch, features_lib.HotpotFeatureConfig(**config["feature_config"]),
-                    OffsetTokenizer(load_tokenizer(vocab_file=os.path.join(directory,
-                                                                             "vocab.txt"))),
+                    serving.export_tokenizer(directory),
                     config.get("sp_threshold", decode.DEFAULT_THRESHOLD))
     predictor.loaded = loaded  # keeps the SavedModel's variables alive
     return predictor

@@ -47,10 +47,11 @@ def convert_examples(examples: Sequence[HotpotExample], tokenizer: OffsetTokeniz
   return features, layouts
 
 
-def _fingerprint(input_path: str, vocab_file: str, config) -> dict:
+def _fingerprint(input_path: str, vocab_file: str, config, tokenizer: OffsetTokenizer) -> dict:
   stat = os.stat(input_path)
   return {"input": os.path.abspath(input_path), "input_size": stat.st_size,
           "input_mtime": stat.st_mtime, "vocab_file": os.path.abspath(vocab_file),
+          "tokenizer": tokenizer.tokenizer.signature,
           "feature_config": dataclasses.asdict(config)}
 
 
@@ -62,7 +63,7 @@ def convert_file(input_path: str, directory: str, tokenizer: OffsetTokenizer, vo
   Returns the content of features.json (fingerprint, counts, report).
   """
   info_path = os.path.join(directory, FEATURES_FILE)
-  fingerprint = _fingerprint(input_path, vocab_file, config)
+  fingerprint = _fingerprint(input_path, vocab_file, config, tokenizer)
   if os.path.exists(info_path):
     with open(info_path) as f:
       info = json.load(f)

@@ -3,7 +3,8 @@
 `run_finetuning(run_config, output_dir)` is what `python -m tasks.hotpotqa.finetune` calls.
 Output directory:
   run_config.json      the resolved config
-  vocab.txt            the vocabulary (copied, or learned from the training file)
+  vocab.txt            the vocabulary (copied, or learned from the training file);
+                       vocab.model for a SentencePiece model
   train_records/       the converted training features (reused when unchanged)
   checkpoints/, logs/  as for pretraining; an interrupted run resumes from the latest checkpoint
   export/              the SavedModel + vocab + task config (tasks.hotpotqa.inference)
@@ -36,9 +37,13 @@ class HotpotTrainConfig(LoopConfig):
   """The `train:` section of a HotpotQA config."""
   train_file: str = ""          # official-format JSON array
   dev_file: str = ""            # labelled; chooses the supporting-fact threshold when given
-  vocab_file: str = ""          # empty: learn a WordPiece vocab from train_file
+  vocab_file: str = ""          # vocab.txt (WordPiece) or *.model (SentencePiece); empty: the
+                                # vocabulary beside an official init_checkpoint, else a WordPiece
+                                # vocab learned from train_file
   learned_vocab_size: int = 2000
   init_checkpoint: str = ""     # a pretraining run's final/encoder (or a run directory)
+  split_punctuation: bool = False  # SentencePiece only: BERT's basic cut first (the
+                                   # etc_large_split_punctuation checkpoint)
   eval_batch_size: int = 8
 
 

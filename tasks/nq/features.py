@@ -14,6 +14,7 @@ is in some window.
 Layout of one window (Q question pieces, C candidates touching the window):
 
   global: [CLS] [Q]-token x Q (id 35) | one PARAGRAPH token (id 5) per candidate | padding
+  ([CLS] is the tokenizer's: 101 in BERT uncased, "<unused_63>" in the ETC SentencePiece model.)
   long:   q_1 .. q_Q                  | the window's document pieces             | padding
 
   sentence_ids: question piece i -> global 1 + i; a document piece -> its top-level candidate's
@@ -274,7 +275,7 @@ def convert_example(example: NqExample, tokenizer: OffsetTokenizer, config: NqFe
     f["token_ids"][:num_q] = q_ids
     f["token_ids"][num_q:num_q + n] = ids[start:end]
     f["sentence_ids"][:num_q] = np.arange(1, 1 + num_q)
-    f["global_token_ids"][0] = vocab.CLS_ID
+    f["global_token_ids"][0] = tokenizer.tokenizer.cls_id   # the official converter's choice
     f["global_token_ids"][1:1 + num_q] = vocab.NQ_QUESTION_ID
     f["ignore_hard_g2l_mask"][:1 + num_q] = 1
     if n:

@@ -62,7 +62,8 @@ def convert_file(input_path: str, directory: str, tokenizer: OffsetTokenizer, vo
   Returns the content of features.json (fingerprint, counts, report).
   """
   info_path = os.path.join(directory, FEATURES_FILE)
-  fingerprint = conversion.fingerprint(expand_paths(input_path), vocab_file, config)
+  fingerprint = dict(conversion.fingerprint(expand_paths(input_path), vocab_file, config),
+                     tokenizer=tokenizer.tokenizer.signature)
   if os.path.exists(info_path):
     with open(info_path) as f:
       info = json.load(f)

@@ -1,7 +1,8 @@
 """OpenKP features on disk: converting a labelled file to TFRecords, and reading them back.
 
 `convert_file` writes `<directory>/openkp-*.tfrecord` and `<directory>/features.json` (the
-fingerprint, counts and the reader's report); an unchanged input, vocab and config is reused.
+fingerprint, counts and the reader's report); an unchanged input, vocab, tokenizer and config
+is reused.
 """
 
 import collections
@@ -58,7 +59,8 @@ def convert_file(input_path: str, directory: str, tokenizer: OffsetTokenizer, vo
     return training_features(pages, tokenizer, config, report, counts, log=log)
 
   return conversion.convert_once(directory, PREFIX,
-                                 conversion.fingerprint([input_path], vocab_file, config),
+                                 dict(conversion.fingerprint([input_path], vocab_file, config),
+                                      tokenizer=tokenizer.tokenizer.signature),
                                  produce, input_path, log)
 
 

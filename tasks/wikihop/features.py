@@ -6,7 +6,7 @@ Layout of one example (C candidates, Q query pieces, D kept documents):
   long:   candidate pieces | query pieces | per document d: its sentences' pieces   | padding
 
   global_token_ids: CANDIDATE (4) per candidate, the query's own piece ids, PARAGRAPH (5),
-    SENTENCE (1).
+    SENTENCE (1); the official converter keeps these ids with the SentencePiece model too.
   sentence_ids (owner of each long token): a candidate's pieces -> its candidate token; query
     piece i -> q_i; a sentence's pieces -> its SENTENCE token.
   long/global_paragraph_ids: 0 for candidates and query (the shared context), d = 1.. for the
@@ -149,8 +149,8 @@ def convert_example(example: WikiHopExample, tokenizer: OffsetTokenizer,
     texts.extend(text[s:e] for s, e in spans)
   pieces = tokenizer.tokenize_many(texts)
   q_ids = pieces[0].ids[:config.max_query_pieces]
-  cand_ids = [p.ids[:config.max_candidate_pieces] or [vocab.UNK_ID] for p in
-              pieces[1:1 + len(candidates)]]
+  unk = tokenizer.tokenizer.unk_id
+  cand_ids = [p.ids[:config.max_candidate_pieces] or [unk] for p in pieces[1:1 + len(candidates)]]
   fixed_long = len(q_ids) + sum(len(c) for c in cand_ids)
   fixed_global = len(q_ids) + len(candidates)
   if fixed_global > config.global_seq_len or fixed_long > config.long_seq_len:

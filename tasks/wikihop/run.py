@@ -3,7 +3,8 @@
 `run_finetuning(run_config, output_dir)` is what `python -m tasks.wikihop.finetune` calls.
 Output directory:
   run_config.json      the resolved config
-  vocab.txt            the vocabulary (copied, or learned from the training file)
+  vocab.txt            the vocabulary (copied, or learned from the training file);
+                       vocab.model for a SentencePiece model
   train_records/       the converted training features (reused when unchanged)
   checkpoints/, logs/  as for pretraining; an interrupted run resumes from the latest checkpoint
   export/              the SavedModel + vocab + task config (tasks.wikihop.inference)
