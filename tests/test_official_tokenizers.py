@@ -8,12 +8,13 @@
 
 import os
 import random
-import struct
 import types
 import unicodedata
 
 import numpy as np
 import pytest
+
+import spm_proto
 
 import hotpot_fixtures as hf
 import nq_fixtures as nf
@@ -154,41 +155,19 @@ _CHARS = [W] + sorted(set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0
 _SPM_PIECES = _SPECIALS + [(p, _NORMAL) for p in _WORDS + _CHARS]
 
 
-def _varint(n):
-  out = bytearray()
-  while n >= 0x80:
-    out.append(n & 0x7f | 0x80)
-    n >>= 7
-  out.append(n)
-  return bytes(out)
-
-
-def _field_bytes(field, data):
-  data = data.encode("utf-8") if isinstance(data, str) else data
-  return _varint(field << 3 | 2) + _varint(len(data)) + data
-
-
-def _field_int(field, value):
-  return _varint(field << 3) + _varint(value)
-
-
-def _field_float(field, value):
-  return _varint(field << 3 | 5) + struct.pack("<f", value)
-
-
 def _spm_model(pieces):
   """A unigram `ModelProto`: multi-character pieces score above single characters."""
   model = b""
   for i, (piece, kind) in enumerate(pieces):
     score = 0.0 if kind != _NORMAL else (-10.0 if len(piece) == 1 else -1.0 - 0.01 * i)
-    model += _field_bytes(1, _field_bytes(1, piece) + _field_float(2, score)
-                          + _field_int(3, kind))
+    model += spm_proto.field_bytes(1, spm_proto.field_bytes(1, piece) + spm_proto.field_float(2, score)
+                          + spm_proto.field_int(3, kind))
   names = [p for p, _ in pieces]
-  model += _field_bytes(2, _field_int(3, 1) + _field_int(4, len(pieces))
-                        + _field_int(40, names.index("<unk>")) + _field_int(41, 2)
-                        + _field_int(42, 1) + _field_int(43, 0))
-  model += _field_bytes(3, _field_bytes(1, "identity") + _field_int(3, 1) + _field_int(4, 1)
-                        + _field_int(5, 1))
+  model += spm_proto.field_bytes(2, spm_proto.field_int(3, 1) + spm_proto.field_int(4, len(pieces))
+                        + spm_proto.field_int(40, names.index("<unk>")) + spm_proto.field_int(41, 2)
+                        + spm_proto.field_int(42, 1) + spm_proto.field_int(43, 0))
+  model += spm_proto.field_bytes(3, spm_proto.field_bytes(1, "identity") + spm_proto.field_int(3, 1) + spm_proto.field_int(4, 1)
+                        + spm_proto.field_int(5, 1))
   return model
 
 

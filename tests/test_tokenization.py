@@ -2,9 +2,10 @@
 
 import os
 import random
-import struct
 
 import pytest
+
+import spm_proto
 
 import etc_realformer  # pylint: disable=unused-import  # sets TF_USE_LEGACY_KERAS first
 from etc_realformer import learn_vocab
@@ -149,45 +150,23 @@ _SPM_PIECES = ["\u2581un", "aff", "able", "\u2581dogs", "\u2581the", "\u2581dog"
                "\u2581", "."] + list("abcdefghijklmnopqrtuvwxyz")
 
 
-def _varint(n):
-  out = bytearray()
-  while n >= 0x80:
-    out.append(n & 0x7f | 0x80)
-    n >>= 7
-  out.append(n)
-  return bytes(out)
-
-
-def _proto_bytes(field, data):
-  data = data.encode("utf-8") if isinstance(data, str) else data
-  return _varint(field << 3 | 2) + _varint(len(data)) + data
-
-
-def _proto_int(field, value):
-  return _varint(field << 3) + _varint(value)
-
-
-def _proto_float(field, value):
-  return _varint(field << 3 | 5) + struct.pack("<f", value)
-
-
 def _spm_model(specials):
   """Bytes of a unigram `ModelProto` with `specials` first, then `_SPM_PIECES`."""
   pieces = list(specials) + [(p, _NORMAL) for p in _SPM_PIECES]
   model = b""
   for i, (piece, piece_type) in enumerate(pieces):
     score = 0.0 if piece_type != _NORMAL else (-10.0 if len(piece) == 1 else -1.0 - 0.01 * i)
-    model += _proto_bytes(1, _proto_bytes(1, piece) + _proto_float(2, score)
-                          + _proto_int(3, piece_type))
+    model += spm_proto.field_bytes(1, spm_proto.field_bytes(1, piece) + spm_proto.field_float(2, score)
+                          + spm_proto.field_int(3, piece_type))
   names = [p for p, _ in pieces]
   # TrainerSpec: model_type UNIGRAM, vocab_size, unk/bos/eos/pad ids.
-  model += _proto_bytes(2, _proto_int(3, 1) + _proto_int(4, len(pieces))
-                        + _proto_int(40, names.index("<unk>"))
-                        + _proto_int(41, names.index("<s>")) + _proto_int(42, names.index("</s>"))
-                        + _proto_int(43, names.index("<pad>") if "<pad>" in names else 0))
+  model += spm_proto.field_bytes(2, spm_proto.field_int(3, 1) + spm_proto.field_int(4, len(pieces))
+                        + spm_proto.field_int(40, names.index("<unk>"))
+                        + spm_proto.field_int(41, names.index("<s>")) + spm_proto.field_int(42, names.index("</s>"))
+                        + spm_proto.field_int(43, names.index("<pad>") if "<pad>" in names else 0))
   # NormalizerSpec: identity, add a dummy prefix, collapse and escape whitespace.
-  model += _proto_bytes(3, _proto_bytes(1, "identity") + _proto_int(3, 1) + _proto_int(4, 1)
-                        + _proto_int(5, 1))
+  model += spm_proto.field_bytes(3, spm_proto.field_bytes(1, "identity") + spm_proto.field_int(3, 1) + spm_proto.field_int(4, 1)
+                        + spm_proto.field_int(5, 1))
   return model
 
 
