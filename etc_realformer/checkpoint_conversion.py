@@ -20,6 +20,7 @@ import tensorflow as tf
 from etc_realformer.config import EtcConfig
 from etc_realformer.models import official_checkpoint
 from etc_realformer.models.encoder import EtcModel
+from etc_realformer.training import initialization
 
 # The files a released checkpoint folder may hold besides the checkpoint: its vocabulary.
 VOCAB_FILES = ("vocab.txt", "vocab_bert_uncased_english.txt", "vocab_gpt_for_etc.model")
@@ -70,8 +71,7 @@ def load_encoder_checkpoint(prefix: str, config_file: Optional[str] = None) -> E
     raise FileNotFoundError(f"{prefix}: no checkpoint there (expected {prefix}.index)")
   model = EtcModel(EtcConfig.from_json_file(config_file))
   model.build()
-  tf.train.Checkpoint(encoder=model).read(prefix).assert_existing_objects_matched() \
-      .expect_partial()
+  initialization.read_encoder(model, prefix)
   return model
 
 

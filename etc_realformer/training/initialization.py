@@ -47,6 +47,12 @@ def package_prefix(path: str) -> str:
       "written by etc_realformer.pretrain, or an official ETC model.ckpt prefix)")
 
 
+def read_encoder(encoder, prefix: str) -> None:
+  """Loads this package's encoder checkpoint (tf.train.Checkpoint(encoder=...)) into `encoder`."""
+  tf.train.Checkpoint(encoder=encoder).read(prefix).assert_existing_objects_matched() \
+      .expect_partial()
+
+
 def check_shapes(pretrained: Dict, model_config: EtcConfig, source: str) -> None:
   """Raises ValueError naming every SHAPE_KEYS field where `pretrained` and the model differ."""
   mine = model_config.to_dict()
@@ -78,7 +84,6 @@ def make_initializer(init_checkpoint: str,
       check_shapes(json.load(f), model_config, prefix)
 
   def initialize(model):
-    tf.train.Checkpoint(encoder=model.encoder).read(prefix).assert_existing_objects_matched() \
-        .expect_partial()
+    read_encoder(model.encoder, prefix)
     logging.info("encoder initialised from %s", prefix)
   return initialize
