@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 RESIDUAL_MODES = ("none", "sum", "mean")
 RESIDUAL_PATHS = ("global", "local")
@@ -26,9 +26,14 @@ def relative_vocab_needed(relative_pos_max_distance: int) -> int:
   return 2 * relative_pos_max_distance + 4
 
 
+def _as_paths(paths) -> Tuple[str, ...]:
+  """residual_paths as a tuple (a single path may be given as a string)."""
+  return (paths,) if isinstance(paths, str) else tuple(paths)
+
+
 @dataclasses.dataclass
 class EtcConfig:
-  """Hyper-parameters of an ETC-RealFormer encoder (see DESIGN section 3).
+  """Hyper-parameters of an ETC-RealFormer encoder (docs/model_inputs.md, "Configuration keys").
 
   Defaults are ETC-base. Every invalid value raises a ValueError naming the key.
   """
@@ -64,9 +69,7 @@ class EtcConfig:
   use_feed_forward: bool = True
 
   def __post_init__(self):
-    if isinstance(self.residual_paths, str):
-      self.residual_paths = (self.residual_paths,)
-    self.residual_paths = tuple(self.residual_paths)
+    self.residual_paths = _as_paths(self.residual_paths)
     self.validate()
 
   # ---------------------------------------------------------------- validation
@@ -140,6 +143,16 @@ class EtcConfig:
     return [f.name for f in dataclasses.fields(cls)]
 
   @classmethod
+  def defaults(cls) -> Dict[str, Any]:
+    """{field: default value}. The encoder layers take their defaults from here, so each
+    option's default is written once: in the field list above."""
+    return {f.name: f.default for f in dataclasses.fields(cls)}
+
+  def subset(self, keys: Sequence[str]) -> Dict[str, Any]:
+    """{key: value} for the fields named in `keys` (one layer's share of the config)."""
+    return {key: getattr(self, key) for key in keys}
+
+  @classmethod
   def from_dict(cls, values: Dict[str, Any], source: str = "config") -> "EtcConfig":
     """Builds a config from a dict; an unknown key raises ValueError naming it and `source`."""
     if not isinstance(values, dict):
@@ -198,3 +211,48 @@ class EtcConfig:
 
   def replace(self, **changes) -> "EtcConfig":
     return dataclasses.replace(self, **changes)
+
+
+# ---------------------------------------------------------------- layer options
+def layer_options(keys: Sequence[str], args: Sequence[Any], kwargs: Dict[str, Any],
+                  owner: str) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+  """Splits a layer constructor's arguments into its EtcConfig options and the rest.
+
+  The encoder layers take the EtcConfig fields named in their `CONFIG_KEYS`, positionally in
+  that order or by name; this binds them like a Python signature would.
+
+  Args:
+    keys: the EtcConfig fields the layer takes, in positional-argument order.
+    args: the positional arguments: values of the first len(args) fields of `keys`.
+    kwargs: the keyword arguments; those not named in `keys` are returned as the rest.
+    owner: the layer class name, for error messages.
+
+  Returns:
+    (options, rest): `options` maps every key of `keys`, in order, to its given value or
+    EtcConfig's default (residual_paths as a tuple); `rest` holds the other keyword arguments
+    (for Keras Layer.__init__, which rejects unknown ones).
+
+  Raises:
+    TypeError: too many positional arguments, or an option given both ways.
+  """
+  if len(args) > len(keys):
+    raise TypeError(f"{owner}() takes at most {len(keys)} positional arguments "
+                    f"({', '.join(keys)}), got {len(args)}.")
+  defaults = EtcConfig.defaults()
+  given = dict(zip(keys, args))
+  rest = dict(kwargs)
+  for key in keys:
+    if key in rest:
+      if key in given:
+        raise TypeError(f"{owner}() got multiple values for argument {key!r}.")
+      given[key] = rest.pop(key)
+  options = {key: given.get(key, defaults[key]) for key in keys}
+  if "residual_paths" in options:
+    options["residual_paths"] = _as_paths(options["residual_paths"])
+  return options, rest
+
+
+def options_config(options: Dict[str, Any]) -> Dict[str, Any]:
+  """Layer options as get_config() values: tuples (residual_paths) become JSON-style lists."""
+  return {key: list(value) if isinstance(value, tuple) else value
+          for key, value in options.items()}

@@ -1,7 +1,7 @@
 """Model input features: names, expected shapes and validation with errors that name the feature.
 
-Features follow the ETC names (DESIGN section 2). `token_ids` [B, L] and `global_token_ids`
-[B, G] are required; everything else is optional:
+Features follow the ETC names (docs/model_inputs.md, "Input features"): `token_ids` [B, L]
+and `global_token_ids` [B, G] are required; everything else is optional:
   segment_ids [B, L], global_segment_ids [B, G]          (default 1 for long tokens and 0 for
                                                           global tokens, as in official ETC)
   position_ids [B, L], global_position_ids [B, G]        (absolute positions, only with

@@ -54,13 +54,17 @@ def random_side_inputs(rng, batch, long_len, global_len, radius, max_distance, r
   return side
 
 
-def check_layer_basics(layer_factory, call, make_inputs, tmp_path=None):
+def check_layer_basics(layer_factory, call, make_inputs, tmp_path=None, half_dtype=tf.float16,
+                       no_gradient=()):
   """keras-hub style checks for any layer/model built by `layer_factory()`.
 
   `call(layer, inputs, training)` returns a tensor (or nested structure) to compare. Checks:
   get_config/from_config round trip (same config, same outputs with copied weights); eager ==
   tf.function; one SGD step changes the weights and lowers a simple loss; runs under
-  mixed_float16 with float16 outputs close to float32 ones.
+  mixed_float16 with `half_dtype` outputs close to float32 ones (half_dtype=tf.float32 for
+  models that cast their outputs back: these must then differ from the float32 ones).
+  `no_gradient` names exactly the trainable variables that `call`'s outputs cannot depend on
+  (e.g. the last encoder layer's long side when only the global outputs are read).
   """
   inputs = make_inputs()
   layer = layer_factory()
@@ -88,8 +92,15 @@ def check_layer_basics(layer_factory, call, make_inputs, tmp_path=None):
   with tf.GradientTape() as tape:
     loss = loss_fn()
   grads = tape.gradient(loss, layer.trainable_variables)
-  assert all(g is not None for g in grads), "a trainable variable got no gradient"
-  opt.apply_gradients(zip(grads, layer.trainable_variables))
+  if no_gradient:
+    missing = {v.name for g, v in zip(grads, layer.trainable_variables) if g is None}
+    assert missing == set(no_gradient), f"no gradient for {sorted(missing)}"
+    grads, variables = zip(*[(g, v) for g, v in zip(grads, layer.trainable_variables)
+                             if g is not None])
+  else:
+    assert all(g is not None for g in grads), "a trainable variable got no gradient"
+    variables = layer.trainable_variables
+  opt.apply_gradients(zip(grads, variables))
   assert float(loss_fn()) < before
   # Mixed precision.
   tf_keras.mixed_precision.set_global_policy("mixed_float16")
@@ -98,10 +109,14 @@ def check_layer_basics(layer_factory, call, make_inputs, tmp_path=None):
     call(half, inputs, False)
     half.set_weights(layer.get_weights())
     ref = tf.nest.flatten(call(layer, inputs, False))
+    errors = []
     for a, b in zip(tf.nest.flatten(call(half, inputs, False)), ref):
-      assert a.dtype == tf.float16
+      assert a.dtype == half_dtype
       assert np.all(np.isfinite(a.numpy()))
-      assert rel_err(a, b) < 2e-2
+      errors.append(rel_err(a, b))
+      assert errors[-1] < 2e-2
+    if half_dtype != tf.float16:  # outputs cast back to float32: float16 must still show
+      assert max(errors) > 0, "the mixed_float16 outputs equal the float32 ones"
   finally:
     tf_keras.mixed_precision.set_global_policy("float32")
   return layer

@@ -13,11 +13,10 @@ import tensorflow as tf
 import hotpot_fixtures as hf
 from etc_realformer.config import EtcConfig
 from etc_realformer.io_utils import atomic_write_json
-from tasks.hotpotqa import pipeline
+from etc_realformer.training import initialization
 from tasks.hotpotqa import metrics as metrics_lib
-from etc_realformer.training import finetuning
-from tasks.hotpotqa import run
 from tasks.hotpotqa.model import HotpotQaModel
+from tasks.hotpotqa.task import TASK
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(ROOT, "configs", "hotpotqa", "tiny.yaml")
@@ -26,7 +25,7 @@ CONFIG = os.path.join(ROOT, "configs", "hotpotqa", "tiny.yaml")
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
   out = str(tmp_path_factory.mktemp("demo"))
-  summary = pipeline.run_demo(CONFIG, out, num_train=3000, num_dev=300, seed=0, verbose=0)
+  summary = TASK.run_demo(CONFIG, out, num_train=3000, num_dev=300, seed=0, verbose=0)
   return out, summary
 
 
@@ -53,15 +52,15 @@ def test_prediction_file_is_in_the_official_format(demo_run):
   for qas_id, facts in prediction["sp"].items():
     for title, index in facts:
       assert title in titles[qas_id] and isinstance(index, int)
-  assert metrics_lib.evaluate(prediction, gold) == summary["dev_metrics"]
+  assert metrics_lib.evaluate(gold, prediction) == summary["dev_metrics"]
 
 
 @pytest.mark.slow
 def test_finished_run_is_not_trained_again(demo_run):
   out, _ = demo_run
-  config = run.load_run_config(CONFIG)
+  config = TASK.load_run_config(CONFIG)
   config["train"].update(train_file=os.path.join(out, "data", "synthetic_train.json"))
-  metrics = run.run_finetuning(config, os.path.join(out, "run"), verbose=0)
+  metrics = TASK.run_finetuning(config, os.path.join(out, "run"), verbose=0)
   assert metrics["start_step"] == metrics["final_step"] == config["train"]["num_train_steps"]
 
 
@@ -76,7 +75,7 @@ def test_predict_cli_answers_every_id_of_a_partly_broken_file(demo_run, tmp_path
   path = tmp_path / "input.json"
   path.write_text(json.dumps(records), encoding="utf-8")
   result = subprocess.run(
-      [sys.executable, "-m", "tasks.hotpotqa.predict", f"--export_dir={out}/run/export",
+      [sys.executable, "-m", "tasks.hotpotqa", "predict", f"--export_dir={out}/run/export",
        f"--input_file={path}", f"--output_file={tmp_path}/pred.json"],
       capture_output=True, text=True, cwd=ROOT, check=False)
   assert result.returncode == 0, result.stderr[-3000:]
@@ -92,7 +91,7 @@ def test_evaluate_cli_scores_and_rejects_bad_files(tmp_path):
   gold.write_text(json.dumps([hf.raw_record(_id="a"), hf.raw_record(_id="b", answer="no")]))
   pred = tmp_path / "pred.json"
   pred.write_text(json.dumps({"answer": {"a": "ann"}, "sp": {"a": [["Ann", 0], ["Zoë", 0]]}}))
-  cmd = [sys.executable, "-m", "tasks.hotpotqa.evaluate", f"--prediction_file={pred}",
+  cmd = [sys.executable, "-m", "tasks.hotpotqa", "evaluate", f"--prediction_file={pred}",
          f"--gold_file={gold}"]
   result = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
   assert result.returncode == 0, result.stderr[-2000:]
@@ -118,11 +117,11 @@ def test_encoder_is_initialised_from_a_pretraining_checkpoint(tmp_path):
   atomic_write_json(str(directory / "etc_config.json"), config.to_dict())
   model = HotpotQaModel(config)
   model.build()
-  finetuning.make_initializer(str(tmp_path), config)(model)   # a run directory is accepted too
+  initialization.make_initializer(str(tmp_path), config)(model)   # a run directory is accepted too
   for a, b in zip(pretrained.encoder.weights, model.encoder.weights):
     np.testing.assert_array_equal(a.numpy(), b.numpy())
   other = EtcConfig.from_dict(dict(encoder_config, hidden_size=32))
   with pytest.raises(ValueError, match="hidden_size 16 != 32"):
-    finetuning.make_initializer(str(directory / "encoder"), other)
+    initialization.make_initializer(str(directory / "encoder"), other)
   with pytest.raises(FileNotFoundError, match="no encoder checkpoint"):
-    finetuning.make_initializer(str(tmp_path / "nothing"), config)
+    initialization.make_initializer(str(tmp_path / "nothing"), config)

@@ -160,8 +160,8 @@ def test_joint_f1_is_recomputed_not_a_product():
   # q1 answer: P = 1/2, R = 2/3, F1 = 4/7; sp: P = 2/3, R = 1/2, F1 = 4/7.
   # Joint P = (1/2)(2/3) = 1/3, R = (2/3)(1/2) = 1/3, F1 = 2 * (1/9) / (2/3) = 1/3,
   # while ans_f1 * sp_f1 = 16/49. Joint EM = 0 * 0 = 0.
-  result = evaluate({"answer": {"q1": PREDICTION["answer"]["q1"]},
-                     "sp": {"q1": PREDICTION["sp"]["q1"]}}, GOLD[:1])
+  result = evaluate(GOLD[:1], {"answer": {"q1": PREDICTION["answer"]["q1"]},
+                              "sp": {"q1": PREDICTION["sp"]["q1"]}})
   assert result["joint_prec"] == exact(1 / 3)
   assert result["joint_recall"] == exact(1 / 3)
   assert result["joint_f1"] == exact(1 / 3)
@@ -181,7 +181,7 @@ def test_joint_scores_products():
 def test_evaluate_averages_over_gold():
   # q1: answer (0, 4/7, 1/2, 2/3), sp (0, 4/7, 2/3, 1/2), joint (0, 1/3, 1/3, 1/3).
   # q2: everything 1 ("Yes." == "yes"; same sp set). Averages over 2 ids:
-  result = evaluate(PREDICTION, GOLD)
+  result = evaluate(GOLD, PREDICTION)
   expected = {
       "em": 1 / 2, "f1": (4 / 7 + 1) / 2, "prec": (1 / 2 + 1) / 2, "recall": (2 / 3 + 1) / 2,
       "sp_em": 1 / 2, "sp_f1": (4 / 7 + 1) / 2, "sp_prec": (2 / 3 + 1) / 2,
@@ -197,7 +197,7 @@ def test_evaluate_averages_over_gold():
 
 
 def test_evaluate_returns_exactly_the_twelve_keys():
-  result = evaluate(PREDICTION, GOLD)
+  result = evaluate(GOLD, PREDICTION)
   assert list(result) == [
       "em", "f1", "prec", "recall", "sp_em", "sp_f1", "sp_prec", "sp_recall",
       "joint_em", "joint_f1", "joint_prec", "joint_recall"]
@@ -207,46 +207,46 @@ def test_missing_id_counts_as_zero():
   # q1 is perfect (all 1); q2 is missing from both: every average is (1 + 0) / 2 = 1/2.
   prediction = {"answer": {"q1": "Red red green."},
                 "sp": {"q1": [["C", 1], ["B", 2], ["B", 0], ["A", 0]]}}
-  result = evaluate(prediction, GOLD)
+  result = evaluate(GOLD, prediction)
   for key in metrics.METRIC_KEYS:
     assert result[key] == exact(1 / 2), key
-  assert missing_ids(prediction, GOLD) == {"answer": ["q2"], "sp": ["q2"]}
+  assert missing_ids(GOLD, prediction) == {"answer": ["q2"], "sp": ["q2"]}
 
 
 def test_missing_sp_only_zeroes_sp_and_joint():
   # Both answers perfect: answer averages 1. q2 lacks sp: sp and joint averages (1 + 0) / 2.
   prediction = {"answer": {"q1": "red red green", "q2": "yes"},
                 "sp": {"q1": GOLD[0]["supporting_facts"]}}
-  result = evaluate(prediction, GOLD)
+  result = evaluate(GOLD, prediction)
   for key in metrics.ANSWER_KEYS:
     assert result[key] == exact(1.0), key
   for key in metrics.SP_KEYS + metrics.JOINT_KEYS:
     assert result[key] == exact(1 / 2), key
-  assert missing_ids(prediction, GOLD) == {"answer": [], "sp": ["q2"]}
+  assert missing_ids(GOLD, prediction) == {"answer": [], "sp": ["q2"]}
 
 
 def test_evaluate_rejects_prediction_without_a_key():
   with pytest.raises(ValueError, match="prediction lacks the key 'sp'"):
-    evaluate({"answer": {}}, GOLD)
+    evaluate(GOLD, {"answer": {}})
   with pytest.raises(ValueError, match="prediction lacks the key 'answer'"):
-    evaluate({"sp": {}}, GOLD)
+    evaluate(GOLD, {"sp": {}})
 
 
 def test_evaluate_rejects_incomplete_gold_records():
   no_answer = [GOLD[0], {"_id": "q2", "supporting_facts": []}]
   with pytest.raises(ValueError, match=r"index 1 \(id 'q2'\) lacks the field 'answer'"):
-    evaluate(PREDICTION, no_answer)
+    evaluate(no_answer, PREDICTION)
   no_id = [{"answer": "x", "supporting_facts": []}]
   with pytest.raises(ValueError, match="index 0 lacks the field '_id'"):
-    evaluate(PREDICTION, no_id)
+    evaluate(no_id, PREDICTION)
   no_facts = [{"_id": "q1", "answer": "x"}]
   with pytest.raises(ValueError, match=r"\(id 'q1'\) lacks the field 'supporting_facts'"):
-    evaluate(PREDICTION, no_facts)
+    evaluate(no_facts, PREDICTION)
 
 
 def test_evaluate_rejects_empty_gold():
   with pytest.raises(ValueError, match="gold is empty"):
-    evaluate(PREDICTION, [])
+    evaluate([], PREDICTION)
 
 
 # ---------------------------------------------------------------- files
@@ -257,7 +257,7 @@ def test_evaluate_files_round_trip(tmp_path):
   gold_path = tmp_path / "gold.json"
   prediction_path.write_text(json.dumps(PREDICTION))
   gold_path.write_text(json.dumps(GOLD))
-  assert evaluate_files(str(prediction_path), str(gold_path)) == evaluate(PREDICTION, GOLD)
+  assert evaluate_files(str(gold_path), str(prediction_path)) == evaluate(GOLD, PREDICTION)
 
 
 def test_load_json_missing_file(tmp_path):
@@ -288,14 +288,14 @@ def test_evaluate_files_names_the_bad_file(tmp_path):
   bad = tmp_path / "pred.json"
   bad.write_text("not json")
   with pytest.raises(ValueError, match="prediction file .*pred.json is not valid JSON"):
-    evaluate_files(str(bad), str(good))
+    evaluate_files(str(good), str(bad))
 
 
 # ---------------------------------------------------------------- formatting
 
 
 def test_format_metrics_table():
-  table = format_metrics(evaluate(PREDICTION, GOLD))
+  table = format_metrics(evaluate(GOLD, PREDICTION))
   lines = table.split("\n")
   assert len(lines) == 4
   assert lines[0].split() == ["em", "f1", "prec", "recall"]

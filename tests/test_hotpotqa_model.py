@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 
 import hotpot_fixtures as hf
-from helpers import rel_err, saved_model_round_trip
+from helpers import check_layer_basics, rel_err, saved_model_round_trip
 from tasks.hotpotqa import features as fl
 from tasks.hotpotqa import inference
 from tasks.hotpotqa.model import HotpotQaModel
@@ -80,6 +80,15 @@ def test_losses_match_a_numpy_computation(tmp_path):
   assert values["span_loss"] == pytest.approx(span_loss, rel=1e-5)
   assert values["loss"] == pytest.approx((type_loss + np.mean(sp_terms) + span_loss) / 3,
                                          rel=1e-5)
+
+
+def test_model_basics(tmp_path):
+  tok = hf.tokenizer(tmp_path)
+  feats = [fl.convert_example(e, tok, CONFIG, with_labels=True)[0]
+           for e in (hf.example(), hf.example(answer="yes"))]
+  check_layer_basics(lambda: HotpotQaModel(ENCODER, name="hotpotqa"),
+                     lambda m, x, training: m(x, training=training), lambda: _batch(feats),
+                     half_dtype=tf.float32)  # the heads' logits are cast to float32
 
 
 def test_config_and_saved_model_round_trip(tmp_path):

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tasks.hotpotqa import synthetic
+from synthetic_data import hotpotqa as synthetic
 
 KEYS = {"_id", "question", "answer", "supporting_facts", "context", "type", "level"}
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import nq_fixtures as nf
+from tasks.nq import baselines
 from tasks.nq import data
 from tasks.nq import decode
 from tasks.nq import features as fl
@@ -128,5 +129,5 @@ def test_predictions_cover_every_example_with_finite_scores(setup):
                                                               "short_answers_score"))
   assert entries[2]["long_answer"]["start_byte"] == -1
   assert entries[2]["long_answer"]["start_token"] == entries[0]["long_answer"]["start_token"]
-  baseline = decode.null_predictions([example, broken])["predictions"]
+  baseline = baselines.null_predictions([example, broken])["predictions"]
   assert all(e["long_answer"] == null and e["long_answer_score"] == 0.0 for e in baseline)

@@ -15,10 +15,8 @@ import pytest
 import nq_fixtures as nf
 from tasks.nq import features as fl
 from tasks.nq import metrics as metrics_lib
-from tasks.nq import pipeline
-from tasks.nq import records
-from tasks.nq import run
 from tasks.nq import synthetic
+from tasks.nq.task import TASK
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(ROOT, "configs", "nq", "tiny.yaml")
@@ -27,7 +25,7 @@ CONFIG = os.path.join(ROOT, "configs", "nq", "tiny.yaml")
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
   out = str(tmp_path_factory.mktemp("nq_demo"))
-  summary = pipeline.run_demo(CONFIG, out, num_train=1500, num_dev=200, seed=0, verbose=0)
+  summary = TASK.run_demo(CONFIG, out, num_train=1500, num_dev=200, seed=0, verbose=0)
   return out, summary
 
 
@@ -87,9 +85,9 @@ def test_prediction_file_is_in_the_official_format(demo_run):
 @pytest.mark.slow
 def test_finished_run_is_not_trained_again(demo_run):
   out, _ = demo_run
-  config = run.load_run_config(CONFIG)
+  config = TASK.load_run_config(CONFIG)
   config["train"].update(train_file=os.path.join(out, "data", "nq-train.jsonl.gz"))
-  metrics = run.run_finetuning(config, os.path.join(out, "run"), verbose=0)
+  metrics = TASK.run_finetuning(config, os.path.join(out, "run"), verbose=0)
   assert metrics["start_step"] == metrics["final_step"] == config["train"]["num_train_steps"]
 
 
@@ -101,7 +99,7 @@ def test_predict_cli_answers_every_id_of_a_partly_broken_file(demo_run, tmp_path
   records_[2]["long_answer_candidates"][0]["start_byte"] += 1      # offsets disagree
   path = nf.write_jsonl_gz(records_, str(tmp_path / "input.jsonl.gz"))
   result = subprocess.run(
-      [sys.executable, "-m", "tasks.nq.predict", f"--export_dir={out}/run/export",
+      [sys.executable, "-m", "tasks.nq", "predict", f"--export_dir={out}/run/export",
        f"--input_file={path}", f"--output_file={tmp_path}/pred.json"],
       capture_output=True, text=True, cwd=ROOT, check=False)
   assert result.returncode == 0, result.stderr[-3000:]
@@ -133,7 +131,7 @@ def test_evaluate_cli_scores_and_rejects_bad_files(tmp_path):
        "yes_no_answer": "NONE"},
       {"example_id": 2, "long_answer": null, "long_answer_score": 0.0, "short_answers": [],
        "short_answers_score": 0.0, "yes_no_answer": "NONE"}]}))
-  cmd = [sys.executable, "-m", "tasks.nq.evaluate", f"--gold_path={gold}",
+  cmd = [sys.executable, "-m", "tasks.nq", "evaluate", f"--gold_path={gold}",
          f"--predictions_path={pred}"]
   result = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
   assert result.returncode == 0, result.stderr[-2000:]
@@ -157,19 +155,19 @@ def test_simplified_training_file_gives_the_same_windows(tmp_path):
   infos, windows = [], []
   for name in ("train", "train_simplified"):
     directory = str(tmp_path / name)
-    infos.append(records.convert_file(files[name], directory, tok, vocab_file, config,
-                                      log=lambda _: None))
+    infos.append(TASK.convert_file(files[name], directory, tok, vocab_file, config,
+                                   log=lambda _: None))
     import tensorflow as tf   # pylint: disable=import-outside-toplevel
-    parse = records.parse_fn(config)
+    parse = TASK.parse_fn(config)
     windows.append([{k: v.numpy() for k, v in parse(tf.constant([r])).items()}
-                    for r in tf.data.TFRecordDataset(records.record_files(directory))
+                    for r in tf.data.TFRecordDataset(TASK.record_files(directory))
                     .as_numpy_iterator()])
-  assert infos[0]["counts"] == infos[1]["counts"] and infos[0]["windows"] > 12
+  assert infos[0]["counts"] == infos[1]["counts"] and infos[0]["written"] > 12
   assert infos[0]["counts"]["null windows dropped"] > 0
   for a, b in zip(*windows):
     for key in a:
       np.testing.assert_array_equal(a[key], b[key])
   # A second conversion with the same input and config is reused.
-  again = records.convert_file(files["train"], str(tmp_path / "train"), tok, vocab_file, config,
-                               log=lambda _: None)
+  again = TASK.convert_file(files["train"], str(tmp_path / "train"), tok, vocab_file, config,
+                            log=lambda _: None)
   assert again == infos[0]

@@ -139,7 +139,7 @@ def test_bad_gold_files_are_named(tmp_path):
 
 
 def test_synthetic_dev_gold_through_the_export_path_scores_one(tmp_path):
-  from tasks.nq import synthetic   # pylint: disable=import-outside-toplevel
+  from synthetic_data import nq as synthetic   # pylint: disable=import-outside-toplevel
   path = synthetic.write_jsonl_gz(synthetic.generate_examples(80, seed=5, num_annotations=5),
                                   str(tmp_path / "dev.jsonl.gz"))
   # The demo's window shapes (configs/nq/tiny.yaml): several windows per document.

@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 
 import nq_fixtures as nf
-from helpers import rel_err, saved_model_round_trip
+from helpers import check_layer_basics, rel_err, saved_model_round_trip
 from tasks.nq import data
 from tasks.nq import decode
 from tasks.nq import features as fl
@@ -61,6 +61,14 @@ def test_losses_match_a_numpy_computation(tmp_path):
   assert values["long_loss"] == pytest.approx(long_loss, rel=1e-5)
   assert values["short_loss"] == pytest.approx(short_loss, rel=1e-5)
   assert values["loss"] == pytest.approx((type_loss + long_loss + short_loss) / 3, rel=1e-5)
+
+
+def test_model_basics(tmp_path):
+  _, features, _ = windows(tmp_path, [nf.annotation(TOKENS, 2, [(8, 9)])])
+  check_layer_basics(lambda: NqModel(ENCODER, name="nq"),
+                     lambda m, x, training: m(x, training=training),
+                     lambda: _batch(features[:2]),
+                     half_dtype=tf.float32)  # the heads' logits are cast to float32
 
 
 def test_config_and_saved_model_round_trip(tmp_path):

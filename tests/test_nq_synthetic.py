@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tasks.nq import synthetic
+from synthetic_data import nq as synthetic
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RECORD_KEYS = {"example_id", "question_text", "question_tokens", "document_title",
@@ -50,7 +50,7 @@ def _gold_is_null(example):
 
 
 def test_importing_does_not_load_tensorflow():
-  code = "import sys, tasks.nq.synthetic; print('tensorflow' in sys.modules)"
+  code = "import sys, synthetic_data.nq; print('tensorflow' in sys.modules)"
   out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                        text=True, check=True)
   assert out.stdout.strip() == "False"

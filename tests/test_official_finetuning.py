@@ -10,8 +10,8 @@ import pytest
 import tensorflow as tf
 
 from etc_realformer.models import official_checkpoint
-from tasks.wikihop import run
-from tasks.wikihop import synthetic
+from synthetic_data import wikihop as synthetic
+from tasks.wikihop.task import TASK
 
 FOLDER = os.path.join(os.path.dirname(__file__), "fixtures", "official_etc", "released_layout")
 
@@ -31,7 +31,7 @@ def test_wikihop_fine_tunes_from_an_official_checkpoint(tmp_path):
                 "optimizer": "adamw", "checkpoint_every": 2, "log_every": 1, "eval_batch_size": 4},
   }
   out = str(tmp_path / "run")
-  metrics = run.run_finetuning(run_config, out, verbose=0)
+  metrics = TASK.run_finetuning(run_config, out, verbose=0)
   # The folder's vocabulary was used, not one learned from the training file.
   with open(os.path.join(FOLDER, "vocab.txt")) as f, open(os.path.join(out, "vocab.txt")) as g:
     assert f.read() == g.read()

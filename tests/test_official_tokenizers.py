@@ -8,7 +8,6 @@
 
 import os
 import random
-import types
 import unicodedata
 
 import numpy as np
@@ -23,7 +22,7 @@ from etc_realformer.data import tokenization
 from etc_realformer.data import vocab
 from etc_realformer.data import vocab_learner
 from etc_realformer.data.span_tokenization import OffsetTokenizer
-from etc_realformer.training import finetuning
+from tasks.common import finetuning
 from tasks.hotpotqa import features as hotpot_features
 from tasks.nq import data as nq_data
 from tasks.nq import features as nq_features
@@ -318,12 +317,10 @@ def test_fine_tuning_takes_the_vocabulary_of_the_checkpoint(tmp_path, name, copi
   folder = _official_folder(str(tmp_path / "etc"), [name])
   train = finetuning.TaskTrainConfig(train_file="train.json",
                                      init_checkpoint=os.path.join(folder, "model.ckpt"))
-  records = types.SimpleNamespace(record_files=None, parse_fn=lambda config: None)
   output_dir = str(tmp_path / "out")
   os.makedirs(output_dir)
-  task = finetuning.standard_task_data(train, types.SimpleNamespace(long_seq_len=8), output_dir,
-                                       records, texts=None)
-  path = task.prepare_vocab()   # nothing is learned: texts would fail
+  path = finetuning.prepare_vocab(finetuning.vocab_source(train), train.learned_vocab_size,
+                                  output_dir, texts=None)   # nothing is learned: texts would fail
   assert path == os.path.join(output_dir, copied)
   with open(path, "rb") as got, open(os.path.join(folder, name), "rb") as want:
     assert got.read() == want.read()
@@ -385,7 +382,7 @@ def test_nq_global_cls_is_the_tokenizers(spm_file):
 
 
 def test_an_export_keeps_its_sentencepiece_tokenizer(spm_file, tmp_path):
-  from etc_realformer import serving  # pylint: disable=g-import-not-at-top
+  from tasks.common import serving  # pylint: disable=g-import-not-at-top
   run_dir, export_dir = tmp_path / "run", tmp_path / "export"
   run_dir.mkdir()
   export_dir.mkdir()

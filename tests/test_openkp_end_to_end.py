@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tasks.openkp import pipeline
+from tasks.openkp.task import TASK
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(ROOT, "configs", "openkp", "tiny.yaml")
@@ -19,7 +19,7 @@ CONFIG = os.path.join(ROOT, "configs", "openkp", "tiny.yaml")
 def demo_run(tmp_path_factory):
   out = str(tmp_path_factory.mktemp("openkp_demo"))
   # 400 steps on 1000 pages (the demo: 600 on 1500) keep the suite short; measured F1@3 0.5.
-  summary = pipeline.run_demo(CONFIG, out, num_train=1000, num_dev=200, seed=0, verbose=0,
+  summary = TASK.run_demo(CONFIG, out, num_train=1000, num_dev=200, seed=0, verbose=0,
                               overrides=["train.num_train_steps=400", "train.warmup_steps=40"])
   return out, summary
 
@@ -57,13 +57,13 @@ def test_command_lines(demo_run, tmp_path):
   dev = os.path.join(out, "data", "OpenKPDev.jsonl")
   predictions = str(tmp_path / "pred.jsonl")
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-  subprocess.run([sys.executable, "-m", "tasks.openkp.predict",
+  subprocess.run([sys.executable, "-m", "tasks.openkp", "predict",
                   f"--export_dir={os.path.join(out, 'run', 'export')}", f"--input_file={dev}",
                   f"--output_file={predictions}"], check=True, cwd=ROOT, env=env,
                  capture_output=True)
   with open(predictions) as f, open(summary["prediction_file"]) as g:
     assert f.read() == g.read()
-  result = subprocess.run([sys.executable, "-m", "tasks.openkp.evaluate",
+  result = subprocess.run([sys.executable, "-m", "tasks.openkp", "evaluate",
                            f"--prediction_file={predictions}", f"--gold_file={dev}"],
                           check=True, cwd=ROOT, env=env, capture_output=True, text=True)
   assert json.loads(result.stdout.strip().splitlines()[-1])["F1@3"] == pytest.approx(

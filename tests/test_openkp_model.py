@@ -6,12 +6,12 @@ import tensorflow as tf
 
 import openkp_fixtures as of
 from etc_realformer.data import tfrecords
-from helpers import rel_err, saved_model_round_trip
+from helpers import check_layer_basics, rel_err, saved_model_round_trip
 from tasks.openkp import features as F
 from tasks.openkp import inference
 from tasks.openkp import records
 from tasks.openkp.data import read_pages
-from tasks.openkp.model import OpenKpModel
+from tasks.openkp.model import NEG, OpenKpModel
 
 ENCODER = dict(vocab_size=200, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                intermediate_size=32, local_radius=3, relative_pos_max_distance=2,
@@ -70,6 +70,26 @@ def test_words_are_sums_of_their_pieces_and_visual_features_matter(tmp_path):
   np.testing.assert_allclose(base[:, 0, :15], one_gram[:, :15], rtol=1e-4, atol=1e-5)
   changed = dict(batch, global_visual_features=batch["global_visual_features"] * 0)
   assert np.abs(model(changed)["ngram_logits"].numpy() - base)[:, :, :10].max() > 1e-4
+
+
+def test_model_basics(tmp_path):
+  batch = _batch(tmp_path)            # 15 words of 20 slots in each row
+
+  def call(model, x, training):
+    # Zeros instead of -10000 where an n-gram would pass the last word: these would set
+    # rel_err's scale (and the test loss), hiding the differences in the scored cells.
+    logits = model(x, training=training)["ngram_logits"]
+    return {"ngram_logits": tf.where(logits == NEG, 0.0, logits)}
+
+  # Only long_output is read: the last layer's global-side attention cannot be trained.
+  last = f"openkp/encoder/layer_{ENCODER['num_hidden_layers'] - 1}"
+  unused = [f"{last}/{name}:0" for name in (
+      "attention/global_out_kernel", "attention/global_out_bias", "attention/global_rel_emb",
+      "attention/global_rel_bias", "global_attention_norm/gamma", "global_attention_norm/beta")]
+  # max_phrase_words not the default: from_config must keep it.
+  check_layer_basics(lambda: OpenKpModel(ENCODER, max_phrase_words=3, name="openkp"), call,
+                     lambda: batch, half_dtype=tf.float32,  # the logits are cast to float32
+                     no_gradient=unused)
 
 
 def test_config_saved_model_and_export(tmp_path):

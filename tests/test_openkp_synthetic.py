@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tasks.openkp import synthetic
+from synthetic_data import openkp as synthetic
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RECORD_KEYS = ["url", "text", "VDOM", "KeyPhrases"]
@@ -114,7 +114,7 @@ def _cue_baseline(page, k=5):
 
 
 def test_importing_does_not_load_tensorflow():
-  code = ("import sys, tasks.openkp.synthetic as s; s.generate_pages(2); "
+  code = ("import sys, synthetic_data.openkp as s; s.generate_pages(2); "
           "print('tensorflow' in sys.modules)")
   out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                        check=True)

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tasks.wikihop import pipeline
+from tasks.wikihop.task import TASK
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(ROOT, "configs", "wikihop", "tiny.yaml")
@@ -18,7 +18,7 @@ CONFIG = os.path.join(ROOT, "configs", "wikihop", "tiny.yaml")
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
   out = str(tmp_path_factory.mktemp("wikihop_demo"))
-  summary = pipeline.run_demo(CONFIG, out, num_train=2000, num_dev=300, seed=0, verbose=0)
+  summary = TASK.run_demo(CONFIG, out, num_train=2000, num_dev=300, seed=0, verbose=0)
   return out, summary
 
 
@@ -55,18 +55,18 @@ def test_command_lines(demo_run, tmp_path):
   dev = os.path.join(out, "data", "dev.json")
   predictions = str(tmp_path / "pred.json")
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-  subprocess.run([sys.executable, "-m", "tasks.wikihop.predict",
+  subprocess.run([sys.executable, "-m", "tasks.wikihop", "predict",
                   f"--export_dir={os.path.join(out, 'run', 'export')}", f"--input_file={dev}",
                   f"--output_file={predictions}"], check=True, cwd=ROOT, env=env,
                  capture_output=True)
   with open(predictions) as f, open(summary["prediction_file"]) as g:
     assert json.load(f) == json.load(g)
-  result = subprocess.run([sys.executable, "-m", "tasks.wikihop.evaluate",
+  result = subprocess.run([sys.executable, "-m", "tasks.wikihop", "evaluate",
                            f"--prediction_file={predictions}", f"--gold_file={dev}"],
                           check=True, cwd=ROOT, env=env, capture_output=True, text=True)
   assert json.loads(result.stdout.strip().splitlines()[-1])["accuracy"] == pytest.approx(
       summary["dev_metrics"]["accuracy"])
-  bad = subprocess.run([sys.executable, "-m", "tasks.wikihop.evaluate",
+  bad = subprocess.run([sys.executable, "-m", "tasks.wikihop", "evaluate",
                         f"--prediction_file={dev}", f"--gold_file={dev}"],
                        cwd=ROOT, env=env, capture_output=True, text=True)
   assert bad.returncode != 0 and "expected a JSON object {id: candidate}" in bad.stderr

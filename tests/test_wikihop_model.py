@@ -6,7 +6,7 @@ import tensorflow as tf
 
 import wikihop_fixtures as wf
 from etc_realformer.data import tfrecords
-from helpers import rel_err, saved_model_round_trip
+from helpers import check_layer_basics, rel_err, saved_model_round_trip
 from tasks.wikihop import features as F
 from tasks.wikihop import inference
 from tasks.wikihop import records
@@ -36,6 +36,25 @@ def test_loss_is_cross_entropy_over_candidates_only(tmp_path):
   assert float(values["loss"]) == pytest.approx(-(log_p[0, 0] + log_p[1, 2]) / 2, rel=1e-5)
   expected_acc = np.mean([logits[0, :3].argmax() == 0, logits[1, :3].argmax() == 2])
   assert float(values["accuracy"]) == pytest.approx(expected_acc)
+
+
+def test_model_basics(tmp_path):
+  batch = _batch(tmp_path)            # 3 candidates of 16 global tokens in each row
+
+  def call(model, x, training):
+    # Zeros instead of -10000 outside the candidates: these would set rel_err's scale (and the
+    # test loss), hiding the differences in the candidate logits.
+    logits = model(x, training=training)["candidate_logits"]
+    return {"candidate_logits": tf.where(x["candidate_mask"] > 0, logits, 0.0)}
+
+  # Only global_output is read: the last layer's long-side attention cannot be trained.
+  last = f"wikihop/encoder/layer_{ENCODER['num_hidden_layers'] - 1}"
+  unused = [f"{last}/{name}:0" for name in (
+      "attention/long_out_kernel", "attention/long_out_bias", "attention/long_rel_emb",
+      "attention/long_rel_bias", "long_attention_norm/gamma", "long_attention_norm/beta")]
+  check_layer_basics(lambda: WikiHopModel(ENCODER, name="wikihop"), call, lambda: batch,
+                     half_dtype=tf.float32,  # the logits are cast to float32
+                     no_gradient=unused)
 
 
 def test_config_saved_model_and_export(tmp_path):

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tasks.wikihop import synthetic
+from synthetic_data import wikihop as synthetic
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KEYS = {"id", "query", "candidates", "supports", "answer"}
@@ -120,7 +120,7 @@ def _derive(facts, subject, relation, depth=3):
 
 
 def test_importing_does_not_load_tensorflow():
-  code = "import sys, tasks.wikihop.synthetic; print('tensorflow' in sys.modules)"
+  code = "import sys, synthetic_data.wikihop; print('tensorflow' in sys.modules)"
   out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                        text=True, check=True)
   assert out.stdout.strip() == "False"
@@ -227,7 +227,7 @@ def test_same_arguments_give_identical_items():
 
 
 def test_items_do_not_depend_on_the_process_hash_seed():
-  code = ("import hashlib, json; from tasks.wikihop import synthetic; "
+  code = ("import hashlib, json; from synthetic_data import wikihop as synthetic; "
           "items = synthetic.generate_examples(60, seed=9, split='dev'); "
           "print(hashlib.sha256(json.dumps(items).encode()).hexdigest())")
   digests = set()

@@ -13,7 +13,7 @@ words of word-piece ids (`Tokenizer.tokenize_words`). One example row holds:
   cpc_sentence_token_ids  [C * S]  each hidden sentence's original pieces (S = cpc_sentence_len),
                                     encoded on their own as the CPC positive
 
-Rules (DESIGN section 4):
+Rules (docs/model_inputs.md, "Pretraining examples"):
 - Packing: sentences are taken in order; a document that does not fit in the room left is
   split at sentence boundaries into further rows; with `pack_documents` several documents
   share a row, separated by breakpoints (so no attention crosses them). A sentence longer than

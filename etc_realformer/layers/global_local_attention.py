@@ -21,11 +21,12 @@ standard multi-head attention over concat(long, global) (plus memory keys when M
 """
 
 import math
-from typing import Dict, Optional
+from typing import Dict
 
 import tensorflow as tf
 import tf_keras
 
+from etc_realformer.config import RESIDUAL_MODES, EtcConfig, layer_options, options_config
 from etc_realformer.ops import blocking
 from etc_realformer.ops import lookup
 
@@ -89,49 +90,42 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     global_probs in the stream layouts.
   """
 
-  def __init__(self,
-               hidden_size: int,
-               num_attention_heads: int,
-               local_radius: int,
-               att_size_per_head: Optional[int] = None,
-               relative_vocab_size: Optional[int] = None,
-               share_qkv_projections: bool = True,
-               share_kv_projections: bool = False,
-               share_att_output_projection: bool = False,
-               num_persistent_memory: int = 0,
-               residual_attention: str = "none",
-               residual_paths=("global", "local"),
-               layer_index: int = 0,
-               attention_probs_dropout_prob: float = 0.0,
-               initializer_range: float = 0.02,
-               implementation: str = "blocked",
-               **kwargs):
+  # The EtcConfig fields this layer takes, positionally in this order or by name; an omitted
+  # one takes EtcConfig's default. `layer_index` (for residual_attention="mean") and
+  # `implementation` ("blocked" | "dense") are keyword-only.
+  CONFIG_KEYS = ("hidden_size", "num_attention_heads", "local_radius", "att_size_per_head",
+                 "relative_vocab_size", "share_qkv_projections", "share_kv_projections",
+                 "share_att_output_projection", "num_persistent_memory", "residual_attention",
+                 "residual_paths", "attention_probs_dropout_prob", "initializer_range")
+
+  def __init__(self, *args, layer_index: int = 0, implementation: str = "blocked", **kwargs):
+    options, kwargs = layer_options(self.CONFIG_KEYS, args, kwargs, type(self).__name__)
     super().__init__(**kwargs)
-    if residual_attention not in ("none", "sum", "mean"):
-      raise ValueError(f"residual_attention must be none, sum or mean, got {residual_attention!r}")
+    mode = options["residual_attention"]
+    if mode not in RESIDUAL_MODES:
+      raise ValueError(f"residual_attention must be one of {RESIDUAL_MODES}, got {mode!r}")
     if implementation not in ("blocked", "dense"):
       raise ValueError(f"implementation must be 'blocked' or 'dense', got {implementation!r}")
-    if att_size_per_head is None and hidden_size % num_attention_heads:
+    hidden_size, num_attention_heads = options["hidden_size"], options["num_attention_heads"]
+    if options["att_size_per_head"] is None and hidden_size % num_attention_heads:
       raise ValueError(f"hidden_size {hidden_size} is not divisible by num_attention_heads "
                        f"{num_attention_heads}")
-    self.hidden_size = hidden_size
-    self.num_attention_heads = num_attention_heads
-    self.local_radius = local_radius
-    self.att_size_per_head = att_size_per_head
-    self.head_size = att_size_per_head or hidden_size // num_attention_heads
-    self.relative_vocab_size = relative_vocab_size
-    self.share_qkv_projections = share_qkv_projections
-    self.share_kv_projections = share_kv_projections
-    self.share_att_output_projection = share_att_output_projection
-    self.num_persistent_memory = num_persistent_memory
-    self.residual_attention = residual_attention
-    self.residual_paths = tuple(residual_paths)
+    # Each option becomes an attribute (self.hidden_size, self.local_radius, ...);
+    # get_config reads them back.
+    for key, value in options.items():
+      setattr(self, key, value)
     self.layer_index = layer_index
-    self.attention_probs_dropout_prob = attention_probs_dropout_prob
-    self.initializer_range = initializer_range
     self.implementation = implementation
-    self._names = projection_names(share_qkv_projections, share_kv_projections)
-    self._dropout = tf_keras.layers.Dropout(attention_probs_dropout_prob)
+    self.head_size = self.att_size_per_head or hidden_size // num_attention_heads
+    self._names = projection_names(self.share_qkv_projections, self.share_kv_projections)
+    self._dropout = tf_keras.layers.Dropout(self.attention_probs_dropout_prob)
+
+  @classmethod
+  def from_etc_config(cls, config: EtcConfig, **kwargs) -> "GlobalLocalAttention":
+    """The layer with `config`'s values of CONFIG_KEYS; kwargs: layer_index, implementation,
+    name and the other Keras Layer arguments. (`from_config` is Keras's: it reads a
+    get_config() dict.)"""
+    return cls(**config.subset(cls.CONFIG_KEYS), **kwargs)
 
   # ------------------------------------------------------------------ weights
   def _init(self):
@@ -391,21 +385,6 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
 
   def get_config(self):
     config = super().get_config()
-    config.update({
-        "hidden_size": self.hidden_size,
-        "num_attention_heads": self.num_attention_heads,
-        "local_radius": self.local_radius,
-        "att_size_per_head": self.att_size_per_head,
-        "relative_vocab_size": self.relative_vocab_size,
-        "share_qkv_projections": self.share_qkv_projections,
-        "share_kv_projections": self.share_kv_projections,
-        "share_att_output_projection": self.share_att_output_projection,
-        "num_persistent_memory": self.num_persistent_memory,
-        "residual_attention": self.residual_attention,
-        "residual_paths": list(self.residual_paths),
-        "layer_index": self.layer_index,
-        "attention_probs_dropout_prob": self.attention_probs_dropout_prob,
-        "initializer_range": self.initializer_range,
-        "implementation": self.implementation,
-    })
+    config.update(options_config({key: getattr(self, key) for key in self.CONFIG_KEYS}))
+    config.update(layer_index=self.layer_index, implementation=self.implementation)
     return config

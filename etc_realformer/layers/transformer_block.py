@@ -14,6 +14,7 @@ all-attention layer of Sukhbaatar et al. (2019).
 import tensorflow as tf
 import tf_keras
 
+from etc_realformer.config import EtcConfig, layer_options, options_config
 from etc_realformer.layers.global_local_attention import GlobalLocalAttention
 from etc_realformer.layers.scopes import build_in_scope
 from etc_realformer.ops.activations import activation
@@ -22,22 +23,26 @@ _STREAMS = ("long", "global")
 
 
 class FeedForward(tf_keras.layers.Layer):
-  """Dense(intermediate_size, act) -> Dense(hidden_size)."""
+  """Dense(intermediate_size, act) -> Dense(hidden_size).
 
-  def __init__(self, hidden_size, intermediate_size, hidden_act="gelu", initializer_range=0.02,
-               **kwargs):
+  Takes the EtcConfig fields in CONFIG_KEYS, positionally in that order or by name (an
+  omitted one takes EtcConfig's default), and the Keras Layer arguments.
+  """
+
+  CONFIG_KEYS = ("hidden_size", "intermediate_size", "hidden_act", "initializer_range")
+
+  def __init__(self, *args, **kwargs):
+    options, kwargs = layer_options(self.CONFIG_KEYS, args, kwargs, type(self).__name__)
     super().__init__(**kwargs)
-    self.hidden_size = hidden_size
-    self.intermediate_size = intermediate_size
-    self.hidden_act = hidden_act
-    self.initializer_range = initializer_range
+    for key, value in options.items():
+      setattr(self, key, value)
     self.inner = tf_keras.layers.Dense(
-        intermediate_size, name="inner",
-        kernel_initializer=tf_keras.initializers.TruncatedNormal(stddev=initializer_range))
+        self.intermediate_size, name="inner",
+        kernel_initializer=tf_keras.initializers.TruncatedNormal(stddev=self.initializer_range))
     self.outer = tf_keras.layers.Dense(
-        hidden_size, name="outer",
-        kernel_initializer=tf_keras.initializers.TruncatedNormal(stddev=initializer_range))
-    self._act = activation(hidden_act)
+        self.hidden_size, name="outer",
+        kernel_initializer=tf_keras.initializers.TruncatedNormal(stddev=self.initializer_range))
+    self._act = activation(self.hidden_act)
 
   def build(self, input_shape=None):
     build_in_scope(self.inner, [None, self.hidden_size])
@@ -49,89 +54,71 @@ class FeedForward(tf_keras.layers.Layer):
 
   def get_config(self):
     config = super().get_config()
-    config.update(hidden_size=self.hidden_size, intermediate_size=self.intermediate_size,
-                  hidden_act=self.hidden_act, initializer_range=self.initializer_range)
+    config.update({key: getattr(self, key) for key in self.CONFIG_KEYS})
     return config
 
 
 class TransformerBlock(tf_keras.layers.Layer):
   """Attention (+ feed-forward) with residual connections and LayerNorm, per stream.
 
-  Constructor arguments are the EtcConfig field names (see etc_realformer.config) plus
-  `layer_index` (for residual_attention="mean") and `implementation` ("blocked" | "dense").
+  Build it from a config with `TransformerBlock.from_etc_config(config, layer_index=...)`.
+  Constructor arguments: the EtcConfig fields in CONFIG_KEYS, positionally in that order or by
+  name (an omitted one takes EtcConfig's default); keyword-only `layer_index` (for
+  residual_attention="mean") and `implementation` ("blocked" | "dense"); Keras Layer arguments.
   Call: (long, global, side_inputs, long_scores, global_scores, training,
   return_attention_probs) -> dict with long_output, global_output, long_scores, global_scores
   (and long_probs, global_probs when asked).
   """
 
-  def __init__(self,
-               hidden_size=768,
-               num_attention_heads=12,
-               local_radius=84,
-               intermediate_size=3072,
-               hidden_act="gelu",
-               hidden_dropout_prob=0.1,
-               attention_probs_dropout_prob=0.1,
-               initializer_range=0.02,
-               att_size_per_head=None,
-               relative_vocab_size=None,
-               share_feed_forward_params=True,
-               share_kv_projections=False,
-               share_qkv_projections=True,
-               share_att_output_projection=False,
-               use_pre_activation_order=False,
-               residual_attention="sum",
-               residual_paths=("global", "local"),
-               num_persistent_memory=0,
-               use_feed_forward=True,
-               layer_index=0,
-               implementation="blocked",
-               **kwargs):
+  # Positional order of the first 19: that of the earlier hand-written signature. The
+  # sublayers' fields follow (any not listed yet), so that a new attention or feed-forward
+  # option needs no edit here.
+  CONFIG_KEYS = tuple(dict.fromkeys(
+      ("hidden_size", "num_attention_heads", "local_radius", "intermediate_size", "hidden_act",
+       "hidden_dropout_prob", "attention_probs_dropout_prob", "initializer_range",
+       "att_size_per_head", "relative_vocab_size", "share_feed_forward_params",
+       "share_kv_projections", "share_qkv_projections", "share_att_output_projection",
+       "use_pre_activation_order", "residual_attention", "residual_paths",
+       "num_persistent_memory", "use_feed_forward") +
+      GlobalLocalAttention.CONFIG_KEYS + FeedForward.CONFIG_KEYS))
+
+  def __init__(self, *args, layer_index=0, implementation="blocked", **kwargs):
+    options, kwargs = layer_options(self.CONFIG_KEYS, args, kwargs, type(self).__name__)
     super().__init__(**kwargs)
-    self._config = dict(
-        hidden_size=hidden_size, num_attention_heads=num_attention_heads,
-        local_radius=local_radius, intermediate_size=intermediate_size, hidden_act=hidden_act,
-        hidden_dropout_prob=hidden_dropout_prob,
-        attention_probs_dropout_prob=attention_probs_dropout_prob,
-        initializer_range=initializer_range, att_size_per_head=att_size_per_head,
-        relative_vocab_size=relative_vocab_size,
-        share_feed_forward_params=share_feed_forward_params,
-        share_kv_projections=share_kv_projections, share_qkv_projections=share_qkv_projections,
-        share_att_output_projection=share_att_output_projection,
-        use_pre_activation_order=use_pre_activation_order,
-        residual_attention=residual_attention, residual_paths=list(residual_paths),
-        num_persistent_memory=num_persistent_memory, use_feed_forward=use_feed_forward,
-        layer_index=layer_index, implementation=implementation)
-    self.hidden_size = hidden_size
-    self.use_pre_activation_order = use_pre_activation_order
-    self.use_feed_forward = use_feed_forward
+    # get_config's values (residual_paths as a list).
+    self._config = dict(options_config(options), layer_index=layer_index,
+                        implementation=implementation)
+    self.hidden_size = options["hidden_size"]
+    self.use_pre_activation_order = options["use_pre_activation_order"]
+    self.use_feed_forward = options["use_feed_forward"]
     self.attention = GlobalLocalAttention(
-        hidden_size=hidden_size, num_attention_heads=num_attention_heads,
-        local_radius=local_radius, att_size_per_head=att_size_per_head,
-        relative_vocab_size=relative_vocab_size, share_qkv_projections=share_qkv_projections,
-        share_kv_projections=share_kv_projections,
-        share_att_output_projection=share_att_output_projection,
-        num_persistent_memory=num_persistent_memory, residual_attention=residual_attention,
-        residual_paths=residual_paths, layer_index=layer_index,
-        attention_probs_dropout_prob=attention_probs_dropout_prob,
-        initializer_range=initializer_range, implementation=implementation, name="attention")
-    self.dropout = tf_keras.layers.Dropout(hidden_dropout_prob)
+        **{key: options[key] for key in GlobalLocalAttention.CONFIG_KEYS},
+        layer_index=layer_index, implementation=implementation, name="attention")
+    self.dropout = tf_keras.layers.Dropout(options["hidden_dropout_prob"])
     self.attention_norms = {
         s: tf_keras.layers.LayerNormalization(epsilon=1e-12, name=f"{s}_attention_norm")
         for s in _STREAMS}
     self.feed_forwards, self.feed_forward_norms = {}, {}
-    if use_feed_forward:
+    if self.use_feed_forward:
+      share = options["share_feed_forward_params"]
       # As in official ETC, sharing the feed-forward parameters shares its LayerNorm too.
       for s in _STREAMS:
-        if share_feed_forward_params and s == "global":
+        if share and s == "global":
           self.feed_forwards[s] = self.feed_forwards["long"]
           self.feed_forward_norms[s] = self.feed_forward_norms["long"]
           continue
-        prefix = "" if share_feed_forward_params else f"{s}_"
-        self.feed_forwards[s] = FeedForward(hidden_size, intermediate_size, hidden_act,
-                                            initializer_range, name=f"{prefix}feed_forward")
+        prefix = "" if share else f"{s}_"
+        self.feed_forwards[s] = FeedForward(
+            **{key: options[key] for key in FeedForward.CONFIG_KEYS}, name=f"{prefix}feed_forward")
         self.feed_forward_norms[s] = tf_keras.layers.LayerNormalization(
             epsilon=1e-12, name=f"{prefix}feed_forward_norm")
+
+  @classmethod
+  def from_etc_config(cls, config: EtcConfig, **kwargs) -> "TransformerBlock":
+    """The block with `config`'s values of CONFIG_KEYS; kwargs: layer_index, implementation,
+    name and the other Keras Layer arguments. (`from_config` is Keras's: it reads a
+    get_config() dict.)"""
+    return cls(**config.subset(cls.CONFIG_KEYS), **kwargs)
 
   def build(self, input_shape=None):
     shape = [None, None, self.hidden_size]

@@ -11,14 +11,6 @@ from etc_realformer.config import EtcConfig
 from etc_realformer.layers import EtcEmbeddings, TransformerBlock
 from etc_realformer.layers.scopes import build_in_scope
 
-_BLOCK_KEYS = ("hidden_size", "num_attention_heads", "local_radius", "intermediate_size",
-               "hidden_act", "hidden_dropout_prob", "attention_probs_dropout_prob",
-               "initializer_range", "att_size_per_head", "relative_vocab_size",
-               "share_feed_forward_params", "share_kv_projections", "share_qkv_projections",
-               "share_att_output_projection", "use_pre_activation_order", "residual_attention",
-               "residual_paths", "num_persistent_memory", "use_feed_forward")
-
-
 class EtcModel(tf_keras.Model):
   """ETC encoder with RealFormer residual attention.
 
@@ -46,9 +38,10 @@ class EtcModel(tf_keras.Model):
         max_absolute_position_embeddings=config.max_absolute_position_embeddings,
         hidden_dropout_prob=config.hidden_dropout_prob,
         initializer_range=config.initializer_range, name="embeddings")
-    block_args = {key: getattr(config, key) for key in _BLOCK_KEYS}
-    self.blocks = [TransformerBlock(**block_args, layer_index=i, implementation=implementation,
-                                    name=f"layer_{i}") for i in range(config.num_hidden_layers)]
+    self.blocks = [TransformerBlock.from_etc_config(config, layer_index=i,
+                                                   implementation=implementation,
+                                                   name=f"layer_{i}")
+                   for i in range(config.num_hidden_layers)]
 
   @classmethod
   def from_official_checkpoint(cls, checkpoint_prefix: str, config_file: str = None,

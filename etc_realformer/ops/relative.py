@@ -1,4 +1,4 @@
-"""Relative position ids (DESIGN section 2).
+"""Relative position ids (docs/model_inputs.md, "Relative position ids").
 
 With max distance k, the id of key position p_k seen from query position p_q is
   0                      if p_k == p_q

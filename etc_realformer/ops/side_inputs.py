@@ -1,6 +1,6 @@
 """Attention masks and relative ids (the ETC side inputs) from compact features.
 
-Feature conventions (DESIGN section 2):
+Feature conventions (docs/model_inputs.md, "Side inputs" and "Hard masks"):
   long_breakpoints / global_breakpoints  int [B, L] / [B, G]: 1 on the last token of each example
       packed into the row; tokens after the last breakpoint are padding.
   sentence_ids  int [B, L]: the global token that owns each long token.

@@ -1,6 +1,6 @@
 """Reading official HotpotQA (distractor) JSON files, with checks that name the bad field.
 
-A file is one JSON array of records (FORMATS.md). `read_examples` turns it into `HotpotExample`s
+One JSON array of records (docs/file_formats.md, "HotpotQA"). `read_examples` gives `HotpotExample`s
 and a `ReadReport`. Two modes:
   - with_labels=True (training): a record that cannot be labelled (missing answer, supporting
     facts pointing at a title or sentence that does not exist, a span answer that occurs in no
@@ -15,8 +15,8 @@ Every message reads "<file>: record <index> (_id <id>): field '<name>': <what is
 import dataclasses
 from typing import Any, Dict, List, Optional, Tuple
 
-from etc_realformer.data.read_report import ReadReport  # pylint: disable=unused-import  (re-exported)
-from etc_realformer.data.read_report import RecordProblem, collect_records
+from tasks.common.read_report import ReadReport  # pylint: disable=unused-import  (re-exported)
+from tasks.common.read_report import RecordProblem, collect_records
 from tasks.hotpotqa.metrics import load_json
 
 YES_NO = ("yes", "no")

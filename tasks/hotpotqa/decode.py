@@ -118,6 +118,6 @@ def choose_threshold(examples: Sequence[HotpotExample], layouts, outputs, gold: 
   table = {}
   for threshold in candidates:
     prediction = make_predictions(examples, layouts, outputs, float(threshold))
-    table[float(threshold)] = metrics_lib.evaluate(prediction, gold)
+    table[float(threshold)] = metrics_lib.evaluate(gold, prediction)
   best = max(table, key=lambda t: (table[t][key], -abs(t - DEFAULT_THRESHOLD)))
   return best, table

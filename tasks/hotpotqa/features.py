@@ -1,4 +1,4 @@
-"""HotpotQA example -> ETC features with the multi-hop layout (DESIGN section 6), and back.
+"""HotpotQA example -> ETC features, multi-hop layout (docs/task_layouts.md, "HotpotQA"), and back.
 
 Layout of one example (Q question pieces, paragraphs in file order):
 

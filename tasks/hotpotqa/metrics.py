@@ -26,7 +26,7 @@ import re
 import string
 from typing import Any, Dict, Iterable, List, Sequence, Tuple
 
-from tasks.json_files import load_json  # pylint: disable=unused-import  (re-exported)
+from tasks.common.json_files import load_json  # pylint: disable=unused-import  (re-exported)
 
 ANSWER_KEYS = ("em", "f1", "prec", "recall")
 SP_KEYS = ("sp_em", "sp_f1", "sp_prec", "sp_recall")
@@ -188,12 +188,12 @@ def _check_gold(gold: Any) -> None:
         raise ValueError(f"{where} lacks the field {field!r}")
 
 
-def missing_ids(prediction: Dict[str, Any], gold: List[Dict[str, Any]]) -> Dict[str, List[Any]]:
+def missing_ids(gold: List[Dict[str, Any]], prediction: Dict[str, Any]) -> Dict[str, List[Any]]:
   """Lists the gold ids that the prediction does not cover.
 
   Args:
-    prediction: {"answer": {id: text}, "sp": {id: facts}}.
     gold: The gold records.
+    prediction: {"answer": {id: text}, "sp": {id: facts}}.
 
   Returns:
     {"answer": [...], "sp": [...]}: gold ids absent from prediction["answer"]
@@ -222,13 +222,18 @@ def _record_scores(prediction: Dict[str, Any], record: Dict[str, Any]) -> Dict[s
   return dict(zip(METRIC_KEYS, answer + sp + joint))
 
 
-def evaluate(prediction: Dict[str, Any], gold: List[Dict[str, Any]]) -> Dict[str, float]:
+def _loaded(value: Any, what: str) -> Any:
+  """A path is read as JSON (errors name the file); anything else is already loaded."""
+  return load_json(value, what) if isinstance(value, str) else value
+
+
+def evaluate(gold: Any, prediction: Any) -> Dict[str, float]:
   """Scores a HotpotQA prediction against the gold records.
 
   Args:
-    prediction: {"answer": {id: text}, "sp": {id: [[title, index], ...]}}.
-      Ids that are not in `gold` are ignored.
-    gold: The official list of gold records.
+    gold: The official list of gold records, or the path of that JSON file.
+    prediction: {"answer": {id: text}, "sp": {id: [[title, index], ...]}}, or the path of
+      that JSON file. Ids that are not in `gold` are ignored.
 
   Returns:
     The 12 metrics of METRIC_KEYS, each averaged over all gold records.
@@ -237,6 +242,7 @@ def evaluate(prediction: Dict[str, Any], gold: List[Dict[str, Any]]) -> Dict[str
     ValueError: If the prediction lacks "answer" or "sp", or a gold record
       lacks `_id`, `answer` or `supporting_facts`.
   """
+  gold, prediction = _loaded(gold, "gold"), _loaded(prediction, "prediction")
   _check_prediction(prediction)
   _check_gold(gold)
   totals = dict.fromkeys(METRIC_KEYS, 0.0)
@@ -246,11 +252,9 @@ def evaluate(prediction: Dict[str, Any], gold: List[Dict[str, Any]]) -> Dict[str
   return {key: totals[key] / len(gold) for key in METRIC_KEYS}
 
 
-def evaluate_files(prediction_path: str, gold_path: str) -> Dict[str, float]:
+def evaluate_files(gold_path: str, prediction_path: str) -> Dict[str, float]:
   """Scores a prediction JSON file against a gold JSON file; see `evaluate`."""
-  prediction = load_json(prediction_path, "prediction")
-  gold = load_json(gold_path, "gold")
-  return evaluate(prediction, gold)
+  return evaluate(load_json(gold_path, "gold"), load_json(prediction_path, "prediction"))
 
 
 def format_metrics(metrics: Dict[str, float]) -> str:

@@ -1,6 +1,6 @@
 """Reading official Natural Questions files, with checks that name the example and the field.
 
-Two formats (FORMATS.md), told apart per record:
+Two formats (docs/file_formats.md, "Natural Questions"), told apart per record:
   - original: `document_html` + `document_tokens` ({token, start_byte, end_byte, html_token});
     candidates and annotations carry byte and token offsets.
   - simplified (train): `document_text`, the tokens joined by single spaces; token offsets only.
@@ -30,7 +30,7 @@ import os
 import zlib
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from etc_realformer.data.read_report import ReadReport, RecordProblem
+from tasks.common.read_report import ReadReport, RecordProblem
 
 YES_NO_VALUES = ("NONE", "YES", "NO")
 

@@ -176,9 +176,3 @@ def make_predictions(examples: Sequence[NqExample], layouts: Dict[object, Exampl
                                              outputs.get(e.example_id, []), max_short_pieces))
              for e in examples]
   return {"predictions": finite_scores(entries)}
-
-
-def null_predictions(examples: Sequence[NqExample]) -> dict:
-  """The "always null" baseline: every example answered null."""
-  return {"predictions": finite_scores([to_prediction(e, Decoded()) for e in examples])}
-

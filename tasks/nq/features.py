@@ -1,4 +1,4 @@
-"""Natural Questions example -> windows of ETC features (DESIGN section 6), and the map back.
+"""NQ example -> ETC feature windows, and the map back (docs/task_layouts.md, "Natural Questions").
 
 Document pieces: the tokens of the top-level long-answer candidates, in document order (tokens
 outside every top-level candidate are dropped). An html token becomes one marker piece

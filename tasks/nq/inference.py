@@ -1,46 +1,30 @@
-"""Exporting a fine-tuned NQ model as a SavedModel, and predicting with it.
+"""Predicting Natural Questions with a fine-tuned model, in memory or exported.
 
-Export directory:
-  saved_model/       tf.saved_model with a `serving_default` signature: the six int32 model
-                     features ([batch, long_seq_len] / [batch, global_seq_len]) -> the five head
-                     outputs (decode.OUTPUT_NAMES)
-  vocab.txt          the WordPiece vocabulary the features were made with
-  task_config.json   feature config and encoder config
-
-`Predictor` loads such a directory (or wraps an in-memory model), runs every window of every
-example and decodes the predictions JSON.
+The export (tasks.common.serving) maps the six int32 model features ([batch, long_seq_len] /
+[batch, global_seq_len]) to the five head outputs (decode.OUTPUT_NAMES). `Predictor` runs every
+window of every example and decodes the predictions JSON.
 """
 
 import collections
-import dataclasses
 import time
 from typing import Callable, Iterator, List, Sequence, Tuple
 
 from absl import logging
 
-from etc_realformer import serving
+from etc_realformer.data import tfrecords
+from tasks.common import serving
 from tasks.nq import decode
 from tasks.nq import features as features_lib
 from tasks.nq import records
 from tasks.nq.data import NqExample
 
 
-
-def export_model(model, feature_config: features_lib.NqFeatureConfig, vocab_file: str,
-                 directory: str) -> str:
-  """Writes the export directory (see the module docstring); replaces an older export."""
-  lengths = features_lib.feature_lengths(feature_config)
-  return serving.export_task_model(
-      model, {name: lengths[name] for name in features_lib.MODEL_FEATURES}, decode.OUTPUT_NAMES,
-      vocab_file, directory, {"feature_config": dataclasses.asdict(feature_config),
-                              "etc_config": model.etc_config.to_dict()})
-
-
 class Predictor(serving.TaskPredictor):
   """Runs an NQ model over the windows of examples and decodes the predictions JSON."""
   feature_config_class = features_lib.NqFeatureConfig
+  input_features = features_lib.MODEL_FEATURES
   output_names = decode.OUTPUT_NAMES
-  export_description = "an NQ export (`python -m tasks.nq.finetune` writes <output_dir>/export)"
+  export_description = "an NQ export (`python -m tasks.nq finetune` writes <output_dir>/export)"
 
   def run(self, examples: Sequence[NqExample], batch_size: int = 8,
           log: Callable[[str], None] = logging.info
@@ -60,7 +44,7 @@ class Predictor(serving.TaskPredictor):
 
     def flush():
       nonlocal done
-      batch = records.stack(pending, features_lib.MODEL_FEATURES)
+      batch = tfrecords.stack_features(pending, self.input_features)
       for owner, out in zip(owners, decode.split_batch(self.run_batch(batch))):
         entry = waiting[owner]
         entry[2].append(out)

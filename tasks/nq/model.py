@@ -16,7 +16,7 @@ import tensorflow as tf
 import tf_keras
 
 from etc_realformer.config import EtcConfig
-from etc_realformer.models.task_model import TaskModel
+from tasks.common.task_model import TaskModel
 from tasks.nq.features import MODEL_FEATURES
 
 _NEG = -10000.0

@@ -1,6 +1,6 @@
 """Reading official OpenKP (MS MARCO OpenKeyPhrase) JSONL files, with checks that name the field.
 
-One page a line (FORMATS.md): `url`, `text` (words separated by single spaces), `VDOM` (a
+One page a line (docs/file_formats.md, "OpenKP"): `url`, `text` (single-space words), `VDOM` (a
 STRING holding a JSON list of elements {Id, text, feature: 20 floats, start_idx, end_idx}, word
 indices into the text, end exclusive) and `KeyPhrases` (a list of phrases, each a list of
 words). `read_pages` returns `OpenKpPage`s and a `ReadReport`:
@@ -21,7 +21,7 @@ import json
 import os
 from typing import Any, List, Optional, Tuple
 
-from etc_realformer.data.read_report import ReadReport, RecordProblem
+from tasks.common.read_report import ReadReport, RecordProblem
 
 NUM_VISUAL_FEATURES = 20
 

@@ -1,4 +1,4 @@
-"""OpenKP page -> ETC features (DESIGN section 6).
+"""OpenKP page -> ETC features (docs/task_layouts.md, "OpenKP").
 
 Layout of one page:
   global: one SENTENCE token (id 1) per VDOM element, in order, up to `global_seq_len`.

@@ -1,4 +1,4 @@
-"""OpenKP precision, recall and F1 at 1, 3 and 5, exactly as FORMATS.md states the scorer.
+"""OpenKP precision, recall and F1 at 1, 3 and 5 (docs/file_formats.md, "OpenKP").
 
 A phrase is its words lower-cased and joined by one space (a plain string instead of a list of
 words is joined character by character, so it scores 0 as in the official scorer); empty phrases
@@ -8,7 +8,7 @@ per page; every number is the mean over the reference pages. A url with several 
 last one. A reference page without key phrases is an error naming its url; a page missing from
 the prediction scores 0 and is counted.
 
-No TensorFlow import: `python -m tasks.openkp.evaluate` starts quickly.
+No TensorFlow import: `python -m tasks.openkp evaluate` starts quickly.
 """
 
 import json

@@ -17,7 +17,7 @@ import tensorflow as tf
 import tf_keras
 
 from etc_realformer.config import EtcConfig
-from etc_realformer.models.task_model import TaskModel
+from tasks.common.task_model import TaskModel
 from etc_realformer.layers.scopes import build_in_scope
 from tasks.openkp.data import NUM_VISUAL_FEATURES
 

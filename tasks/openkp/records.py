@@ -1,24 +1,19 @@
-"""OpenKP features on disk: converting a labelled file to TFRecords, and reading them back.
+"""OpenKP pages -> feature dicts: labelled ones to train on, and unlabelled ones to predict.
 
-`convert_file` writes `<directory>/openkp-*.tfrecord` and `<directory>/features.json` (the
-fingerprint, counts and the reader's report); an unchanged input, vocab, tokenizer and config
-is reused.
+The task (tasks.openkp.task) writes the training features to TFRecords once and reuses them.
 """
 
 import collections
-from typing import Callable, Dict, Iterator, List, Sequence, Tuple
+from typing import Callable, Dict, Iterator, Sequence, Tuple
 
 from absl import logging
 import numpy as np
 
-from etc_realformer.data import conversion
-from etc_realformer.data import tfrecords
-from etc_realformer.data.read_report import ReadReport
 from etc_realformer.data.span_tokenization import OffsetTokenizer
+from tasks.common.read_report import ReadReport
 from tasks.openkp import features as features_lib
-from tasks.openkp.data import OpenKpPage, read_pages
+from tasks.openkp.data import OpenKpPage
 
-PREFIX = "openkp"
 INPUT_FEATURES = features_lib.MODEL_FEATURES + features_lib.FLOAT_FEATURES
 
 
@@ -45,33 +40,6 @@ def training_features(pages: Sequence[OpenKpPage], tokenizer: OffsetTokenizer,
     yield f
     if progress_every and (i + 1) % progress_every == 0:
       log(f"  converted {i + 1}/{len(pages)} pages")
-
-
-def convert_file(input_path: str, directory: str, tokenizer: OffsetTokenizer, vocab_file: str,
-                 config: features_lib.OpenKpFeatureConfig,
-                 log: Callable[[str], None] = logging.info) -> dict:
-  """Converts a labelled OpenKP file (or reuses an identical conversion); -> features.json."""
-
-  def produce(report: ReadReport, counts):
-    pages, read = read_pages(input_path, with_labels=True)
-    report.records, report.examples = read.records, read.examples
-    report.skipped, report.repaired, report.messages = read.skipped, read.repaired, read.messages
-    return training_features(pages, tokenizer, config, report, counts, log=log)
-
-  return conversion.convert_once(directory, PREFIX,
-                                 dict(conversion.fingerprint([input_path], vocab_file, config),
-                                      tokenizer=tokenizer.tokenizer.signature),
-                                 produce, input_path, log)
-
-
-def parse_fn(config: features_lib.OpenKpFeatureConfig) -> Callable:
-  """[batch] serialized records -> int32 features and float32 global_visual_features."""
-  return tfrecords.fixed_length_parse_fn(features_lib.feature_lengths(config),
-                                         features_lib.float_shapes(config))
-
-
-def record_files(directory: str) -> List[str]:
-  return conversion.record_files(directory, PREFIX)
 
 
 def prediction_features(pages: Sequence[OpenKpPage], tokenizer: OffsetTokenizer,

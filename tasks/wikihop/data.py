@@ -1,6 +1,6 @@
 """Reading official WikiHop (QAngaroo v1.1) JSON files, with checks that name the bad field.
 
-A file is one JSON array of items (FORMATS.md): `id`, `query` ("<relation> <subject>"),
+A JSON array of items (docs/file_formats.md, "WikiHop"): `id`, `query` ("<relation> <subject>"),
 `candidates` (lower-case strings), `supports` (document strings), `answer` (absent in test
 files), `annotations` (dev only, ignored). `read_examples` returns `WikiHopExample`s and a
 `ReadReport`. Two modes:
@@ -17,8 +17,8 @@ Every message reads "<file>: item <index> (id <id>): field '<name>': <what is wr
 import dataclasses
 from typing import Any, List, Optional, Tuple
 
-from etc_realformer.data.read_report import ReadReport, RecordProblem, collect_records
-from tasks.json_files import load_json
+from tasks.common.read_report import ReadReport, RecordProblem, collect_records
+from tasks.common.json_files import load_json
 
 
 class WikiHopDataError(ValueError):

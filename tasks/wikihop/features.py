@@ -1,4 +1,4 @@
-"""WikiHop example -> ETC features (DESIGN section 6).
+"""WikiHop example -> ETC features (docs/task_layouts.md, "WikiHop").
 
 Layout of one example (C candidates, Q query pieces, D kept documents):
 

@@ -1,15 +1,15 @@
-"""WikiHop accuracy, as the leaderboard computes it (FORMATS.md).
+"""WikiHop accuracy, as the leaderboard computes it (docs/file_formats.md, "WikiHop").
 
 accuracy = share of gold ids whose predicted string equals the answer exactly; a missing id
 counts as wrong. The prediction is compared lower-cased and stripped (the export writes it so).
 Ids in the prediction that the gold file lacks are ignored and counted.
 
-No TensorFlow import: `python -m tasks.wikihop.evaluate` starts quickly.
+No TensorFlow import: `python -m tasks.wikihop evaluate` starts quickly.
 """
 
 from typing import Any, Dict, List, Union
 
-from tasks.json_files import load_json
+from tasks.common.json_files import load_json
 
 
 def gold_answers(gold: Union[str, List[Any]]) -> Dict[str, str]:

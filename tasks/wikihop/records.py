@@ -1,24 +1,17 @@
-"""WikiHop features on disk: converting a labelled file to TFRecords, and reading them back.
+"""WikiHop examples -> feature dicts: labelled ones to train on, and unlabelled ones to predict.
 
-`convert_file` writes `<directory>/wikihop-*.tfrecord` and `<directory>/features.json` (the
-fingerprint, counts and the reader's report); an unchanged input, vocab, tokenizer and config
-is reused.
+The task (tasks.wikihop.task) writes the training features to TFRecords once and reuses them.
 """
 
 import collections
-from typing import Callable, Dict, Iterator, List, Sequence, Tuple
+from typing import Callable, Dict, Iterator, Sequence, Tuple
 
 from absl import logging
 import numpy as np
 
-from etc_realformer.data import conversion
-from etc_realformer.data import tfrecords
-from etc_realformer.data.read_report import ReadReport
 from etc_realformer.data.span_tokenization import OffsetTokenizer
 from tasks.wikihop import features as features_lib
-from tasks.wikihop.data import WikiHopExample, read_examples
-
-PREFIX = "wikihop"
+from tasks.wikihop.data import WikiHopExample
 
 
 def training_features(examples: Sequence[WikiHopExample], tokenizer: OffsetTokenizer,
@@ -43,32 +36,6 @@ def training_features(examples: Sequence[WikiHopExample], tokenizer: OffsetToken
     yield f
     if progress_every and (i + 1) % progress_every == 0:
       log(f"  converted {i + 1}/{len(examples)} examples")
-
-
-def convert_file(input_path: str, directory: str, tokenizer: OffsetTokenizer, vocab_file: str,
-                 config: features_lib.WikiHopFeatureConfig,
-                 log: Callable[[str], None] = logging.info) -> dict:
-  """Converts a labelled WikiHop file (or reuses an identical conversion); -> features.json."""
-
-  def produce(report: ReadReport, counts):
-    examples, read = read_examples(input_path, with_labels=True)
-    report.records, report.examples = read.records, read.examples
-    report.skipped, report.repaired, report.messages = read.skipped, read.repaired, read.messages
-    return training_features(examples, tokenizer, config, counts, log=log, source=input_path)
-
-  return conversion.convert_once(directory, PREFIX,
-                                 dict(conversion.fingerprint([input_path], vocab_file, config),
-                                      tokenizer=tokenizer.tokenizer.signature),
-                                 produce, input_path, log)
-
-
-def parse_fn(config: features_lib.WikiHopFeatureConfig) -> Callable:
-  """[batch] serialized records -> dict of int32 tensors ([batch] or [batch, length])."""
-  return tfrecords.fixed_length_parse_fn(features_lib.feature_lengths(config))
-
-
-def record_files(directory: str) -> List[str]:
-  return conversion.record_files(directory, PREFIX)
 
 
 INPUT_FEATURES = features_lib.MODEL_FEATURES + ("candidate_mask",)

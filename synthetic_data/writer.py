@@ -1,0 +1,89 @@
+"""Atomic writes of the synthetic data files: JSON, JSON lines (optionally gzipped), info files.
+
+Every file is written to a temporary file in its own folder and renamed over the target, so a
+reader (or a run restarted after a crash) sees the old file or the complete new one, never a
+half-written file. Output bytes depend on the records only (gzip headers carry no time or name).
+
+Self-contained on purpose: `etc_realformer.io_utils` does the same, but importing anything from
+that package loads TensorFlow, which writing these files does not need.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import os
+import tempfile
+from typing import BinaryIO, Iterable, Iterator, Mapping
+
+INFO_DUMP_ARGS = {"indent": 2, "sort_keys": True}
+
+
+@contextlib.contextmanager
+def atomic_open(path: str) -> Iterator[BinaryIO]:
+  """Yields a binary file that replaces `path` when the block ends without an error.
+
+  Missing parent folders are created; on an error the temporary file is removed and `path` is
+  left as it was.
+  """
+  directory = os.path.dirname(os.path.abspath(path))
+  os.makedirs(directory, exist_ok=True)
+  fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}-", suffix=".tmp")
+  try:
+    with os.fdopen(fd, "wb") as f:
+      yield f
+      f.flush()
+      os.fsync(f.fileno())
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+  except BaseException:
+    if os.path.exists(tmp):
+      os.remove(tmp)
+    raise
+
+
+def _write_lines(f: BinaryIO, records: Iterable) -> None:
+  """One JSON object a line: UTF-8, non-ASCII letters kept, one write per record."""
+  for record in records:
+    f.write(json.dumps(record, ensure_ascii=False).encode("utf-8") + b"\n")
+
+
+def write_json(path: str, payload, **dump_args) -> str:
+  """Writes `payload` as one UTF-8 JSON document; returns `path`.
+
+  Non-ASCII letters are written as they are unless `ensure_ascii=True` is passed; other
+  `json.dumps` arguments (`indent`, `sort_keys`, ...) pass through.
+  """
+  dump_args.setdefault("ensure_ascii", False)
+  with atomic_open(path) as f:
+    f.write(json.dumps(payload, **dump_args).encode("utf-8"))
+  return path
+
+
+def write_info(path: str, info: Mapping) -> str:
+  """Writes a small description of a dataset (indented, keys sorted); returns `path`."""
+  return write_json(path, info, ensure_ascii=True, **INFO_DUMP_ARGS)
+
+
+def write_jsonl(path: str, records: Iterable, compress: bool = False) -> str:
+  """Writes one JSON object per line, gzip-compressed if `compress`; returns `path`.
+
+  `records` may be a generator: it is consumed once, a record at a time.
+  """
+  with atomic_open(path) as raw:
+    if compress:
+      with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as f:
+        _write_lines(f, records)
+    else:
+      _write_lines(raw, records)
+  return path
+
+
+def is_current(info_path: str, info: Mapping, paths: Iterable[str]) -> bool:
+  """Whether the info file holds exactly `info` and every one of `paths` exists."""
+  try:
+    with open(info_path, encoding="utf-8") as f:
+      return json.load(f) == info and all(os.path.exists(p) for p in paths)
+  except (OSError, ValueError):
+    return False

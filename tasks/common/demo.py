@@ -1,0 +1,68 @@
+"""The steps every task demo shares: data in, fine-tune, predict through the export, score.
+
+`run_task_demo` runs them for a `Task`: its synthetic data, its fine-tuning run, its
+`predict_file` on the dev file with the exported model, and its `demo_scores` (the model next to
+the trivial baselines). Each step is timed; the summary goes to <output_dir>/demo_summary.json.
+"""
+
+import contextlib
+import os
+import time
+from typing import Any, Callable, Dict, Sequence, Tuple
+
+from absl import logging
+
+from etc_realformer.io_utils import atomic_write_json
+from etc_realformer.training import run_config as run_config_lib
+
+
+@contextlib.contextmanager
+def timed(timings: Dict[str, float], name: str):
+  start = time.perf_counter()
+  yield
+  timings[name] = time.perf_counter() - start
+
+
+def run_task_demo(task, make_data: Callable[[str], Tuple[str, str]], config_path: str,
+                  output_dir: str, overrides: Sequence[str] = (), verbose: int = 2
+                  ) -> Dict[str, Any]:
+  """Runs the four demo steps of `task` (a tasks.common.task.Task).
+
+  Args:
+    make_data: data directory -> (train file, dev file), generated or reused.
+    config_path: the fine-tuning config; `overrides` are --set style "section.key=value".
+  Returns:
+    The summary (also written to demo_summary.json): the task's demo_scores, timings, the
+    in-memory dev metrics of the run, its training metrics and settings, the model config and
+    the prediction file.
+  """
+  timings: Dict[str, float] = {}
+  with timed(timings, "generate_data"):
+    train_file, dev_file = make_data(os.path.join(output_dir, "data"))
+  logging.info("step 1/4: data in %s", os.path.dirname(train_file))
+
+  run_config = task.load_run_config(config_path)
+  run_config["train"].update(train_file=train_file, dev_file=dev_file)
+  run_config_lib.apply_overrides(run_config, overrides)
+  run_dir = os.path.join(output_dir, "run")
+  logging.info("step 2/4: fine-tuning (%s steps) in %s",
+               run_config["train"].get("num_train_steps"), run_dir)
+  with timed(timings, "finetune_total"):
+    finetune = task.run_finetuning(run_config, run_dir, verbose=verbose)
+  timings.update({f"finetune_{k}": v for k, v in finetune.get("timings", {}).items()})
+
+  logging.info("step 3/4: predicting %s with the exported model", dev_file)
+  prediction_file = os.path.join(output_dir, task.prediction_file_name)
+  with timed(timings, "predict"):
+    task.predict_file(os.path.join(run_dir, "export"), dev_file, prediction_file)
+
+  logging.info("step 4/4: scoring")
+  with timed(timings, "evaluate"):
+    summary = dict(task.demo_scores(dev_file, prediction_file))
+  settings = {name: finetune[name] for name in task.predictor_class.setting_names
+              if name in finetune}
+  summary.update(settings, timings_seconds=timings, in_memory_dev_metrics=finetune.get("dev"),
+                 train_metrics={k: v for k, v in finetune.items() if k not in ("dev", "timings")},
+                 model=run_config["model"], prediction_file=prediction_file)
+  atomic_write_json(os.path.join(output_dir, "demo_summary.json"), summary)
+  return summary

@@ -1,0 +1,157 @@
+"""One command line for every task: `python -m tasks.<task> <command> [flags]`.
+
+Commands:
+  finetune   --config --output_dir [--set section.key=value ...] [--distribution]
+  predict    --export_dir --input_file --output_file [--batch_size]
+  evaluate   --gold_file --prediction_file [--output_file]
+  convert    --input_file --output_dir [--config] [--vocab_file] [--num_shards] [--set ...]
+  demo       [--output_dir] [--num_train] [--num_dev] [--seed] [--set ...]
+
+A task's `__main__` calls `main(TASK)`. Bad input or settings end as a usage error that names the
+problem, never a traceback. Every command's last line of output is one JSON object.
+"""
+
+import json
+import sys
+from typing import Dict
+
+from absl import app
+from absl import flags
+from absl import logging
+
+from etc_realformer.io_utils import atomic_write_json
+from etc_realformer.training import distribution as distribution_lib
+from etc_realformer.training import run_config as run_config_lib
+
+COMMANDS = ("finetune", "predict", "evaluate", "convert", "demo")
+USER_ERRORS = (ValueError, FileNotFoundError, TypeError)
+FLAGS = flags.FLAGS
+
+
+def define_flags(task) -> None:
+  """The flags of all commands (each command reads the ones it needs) and the task's own."""
+  flags.DEFINE_string("config", None, f"Fine-tuning config (default configs/{task.name}/tiny.yaml"
+                                      "): YAML/JSON with model, features and train sections.")
+  flags.DEFINE_string("output_dir", None, f"finetune: the run (default runs/{task.name}); demo: "
+                                          f"data, run, predictions (default runs/{task.name}"
+                                          "_demo); convert: the TFRecords.")
+  flags.DEFINE_multi_string("set", [], "Config override, e.g. --set train.train_file=train.json"
+                                       " or --set model.residual_attention=none.")
+  flags.DEFINE_enum("distribution", "none", list(distribution_lib.CHOICES), "How to parallelise.")
+  flags.DEFINE_integer("verbose", 2, "Keras progress: 0 silent, 1 progress bar, 2 one line.")
+  flags.DEFINE_string("export_dir", f"runs/{task.name}/export", "A model exported by finetune.")
+  flags.DEFINE_string("input_file", None, task.input_help)
+  flags.DEFINE_string("output_file", None, "predict: where the prediction goes (" +
+                      task.prediction_help + "); evaluate: optionally the metrics as JSON.")
+  flags.DEFINE_integer("batch_size", None, "Examples per model call (default "
+                                           f"{task.predict_batch_size}).")
+  flags.DEFINE_string("gold_file", None, task.gold_help)
+  flags.DEFINE_string("prediction_file", None, task.prediction_help)
+  flags.DEFINE_string("vocab_file", None, "convert: the vocabulary (default: train.vocab_file).")
+  flags.DEFINE_integer("num_shards", 1, "convert: number of TFRecord files.")
+  flags.DEFINE_integer("num_train", None, f"demo: synthetic training {task.demo_unit} (default "
+                                          f"{task.demo_sizes[0]}).")
+  flags.DEFINE_integer("num_dev", None, f"demo: synthetic dev {task.demo_unit} (default "
+                                        f"{task.demo_sizes[1]}).")
+  flags.DEFINE_integer("seed", 0, "demo: seed of the synthetic data.")
+  task.define_flags(flags)
+
+
+def _require(*names: str) -> None:
+  missing = [f"--{name}" for name in names if not FLAGS[name].value]
+  if missing:
+    raise app.UsageError(" and ".join(missing) + " required")
+
+
+def _config(task) -> Dict:
+  path = FLAGS.config or task.default_config()
+  run_config = task.load_run_config(path)
+  run_config_lib.apply_overrides(run_config, FLAGS.set)
+  task.parse_sections(run_config, path)  # fail early on a bad setting
+  return run_config
+
+
+def finetune(task) -> Dict:
+  distribution = distribution_lib.Distribution(FLAGS.distribution)
+  metrics = task.run_finetuning(_config(task), FLAGS.output_dir or f"runs/{task.name}",
+                                distribution, verbose=FLAGS.verbose)
+  return metrics if distribution.is_chief else None
+
+
+def predict(task) -> Dict:
+  _require("input_file", "output_file")
+  prediction = task.predict_file(FLAGS.export_dir, FLAGS.input_file, FLAGS.output_file,
+                                 FLAGS.batch_size, **task.command_options("predict", FLAGS))
+  return {"prediction_file": FLAGS.output_file,
+          "predictions": task.describe_prediction(prediction, ())}
+
+
+def evaluate(task) -> Dict:
+  _require("gold_file", "prediction_file")
+  scores = task.evaluate(FLAGS.gold_file, FLAGS.prediction_file,
+                         **task.command_options("evaluate", FLAGS))
+  print(task.format_metrics(scores))
+  for line in task.evaluate_notes(FLAGS.gold_file, FLAGS.prediction_file):
+    print(line)
+  if FLAGS.output_file:
+    atomic_write_json(FLAGS.output_file, scores)
+  return scores
+
+
+def convert(task) -> Dict:
+  from etc_realformer.data import tokenization  # pylint: disable=g-import-not-at-top
+  from etc_realformer.data.span_tokenization import OffsetTokenizer  # pylint: disable=g-import-not-at-top
+  _require("input_file", "output_dir")
+  _, feature_config, train = task.parse_sections(_config(task), FLAGS.config or "config")
+  vocab_file = FLAGS.vocab_file or train.vocab_file
+  if not vocab_file:
+    raise ValueError("convert needs a vocabulary: --vocab_file or train.vocab_file")
+  tokenizer = OffsetTokenizer(tokenization.tokenizer_for_vocab(
+      vocab_file, split_punctuation=train.split_punctuation))
+  info = task.convert_file(FLAGS.input_file, FLAGS.output_dir, tokenizer, vocab_file,
+                           feature_config, FLAGS.num_shards)
+  print(f"{info['written']} record(s) from {info['examples']} example(s) of {info['records']} "
+        f"input record(s); skipped: {info['skipped'] or 'none'}")
+  return {key: info[key] for key in ("written", "examples", "records", "skipped", "counts")}
+
+
+def demo(task) -> Dict:
+  summary = task.run_demo(FLAGS.config, FLAGS.output_dir or f"runs/{task.name}_demo",
+                          FLAGS.num_train, FLAGS.num_dev, FLAGS.seed, FLAGS.set, FLAGS.verbose)
+  print(task.demo_report(summary))
+  print("\ntime per step (s):")
+  for name, seconds in summary["timings_seconds"].items():
+    print(f"  {name:<24}{seconds:8.1f}")
+  print(f"\nprediction file: {summary['prediction_file']}")
+  return task.demo_headline(summary)
+
+
+def run_command(task, command: str) -> None:
+  """Runs one command with the parsed flags; prints its result as the last line (JSON)."""
+  if command not in COMMANDS:
+    raise app.UsageError(f"unknown command {command!r}; expected one of {', '.join(COMMANDS)}")
+  logging.set_verbosity(logging.INFO)
+  for name, alias in task.flag_aliases.items():  # e.g. an official scorer's own flag names
+    if not FLAGS[name].value and alias in FLAGS and FLAGS[alias].value:
+      FLAGS[name].value = FLAGS[alias].value
+  try:
+    result = globals()[command](task)
+  except USER_ERRORS as e:
+    raise app.UsageError(f"{task.name} {command}: {e}") from None
+  if result is not None:
+    print(json.dumps(result, indent=None, sort_keys=True, default=str))
+
+
+def main(task) -> None:
+  """The entry point of `python -m tasks.<task>`."""
+  define_flags(task)
+  usage = (f"python -m tasks.{task.name} {{{','.join(COMMANDS)}}} [flags]\n\n"
+           f"{task.title}: {sys.modules['tasks.common.driver'].__doc__.split(chr(10), 2)[2]}")
+
+  def run(argv):
+    if len(argv) != 2:
+      raise app.UsageError(f"give one command: {', '.join(COMMANDS)}")
+    run_command(task, argv[1])
+
+  sys.modules["__main__"].__doc__ = usage
+  app.run(run)

@@ -1,0 +1,89 @@
+"""A count of what a reader of task files kept, skipped and repaired, with the first messages.
+
+Task readers never drop a record silently: a skipped record (training: it cannot be labelled) or
+a repaired one (prediction: it is used as far as possible) is counted under its reason, and the
+first MAX_MESSAGES messages are kept to show the user which file, record and field went wrong.
+"""
+
+import collections
+import dataclasses
+from typing import Any, Callable, List, Sequence
+
+MAX_MESSAGES = 20
+
+
+class RecordProblem(Exception):
+  """What is wrong with one record: a reason (the count's key), the field, and the detail."""
+
+  def __init__(self, reason: str, field: str, detail: str):
+    super().__init__(reason)
+    self.reason, self.field, self.detail = reason, field, detail
+
+
+@dataclasses.dataclass
+class ReadReport:
+  """What was read, skipped (training) or repaired (prediction), per reason."""
+  path: str = ""
+  records: int = 0
+  examples: int = 0
+  skipped: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+  repaired: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+  messages: List[str] = dataclasses.field(default_factory=list)
+
+  def _note(self, counter, reason, message):
+    counter[reason] += 1
+    if len(self.messages) < MAX_MESSAGES:
+      self.messages.append(message)
+
+  def skip(self, reason: str, message: str) -> None:
+    self._note(self.skipped, reason, message)
+
+  def repair(self, reason: str, message: str) -> None:
+    self._note(self.repaired, reason, message)
+
+  def take_counts(self, other: "ReadReport") -> None:
+    """Copies another report's counts and messages into this one (same file, read elsewhere)."""
+    self.records, self.examples = other.records, other.examples
+    self.skipped, self.repaired = other.skipped, other.repaired
+    self.messages = other.messages
+
+  def summary(self) -> str:
+    lines = [f"{self.path}: {self.records} record(s), {self.examples} example(s) kept, "
+             f"{sum(self.skipped.values())} skipped, {sum(self.repaired.values())} repaired"]
+    for title, counter in (("skipped", self.skipped), ("repaired", self.repaired)):
+      for reason, count in sorted(counter.items()):
+        lines.append(f"  {title}: {count} x {reason}")
+    if self.messages:
+      lines.append(f"  first {len(self.messages)} message(s):")
+      lines.extend(f"    {m}" for m in self.messages)
+    return "\n".join(lines)
+
+
+def collect_records(records: Sequence[Any], report: ReadReport,
+                    parse: Callable[[Any, List[RecordProblem]], Any], key: str, unit: str,
+                    example_id: Callable[[Any], str]) -> list:
+  """Parses the records of a JSON array into examples, counting skips and repairs in `report`.
+
+  parse(record, repairs) returns an example, raises RecordProblem (the record is skipped) or
+  appends repairs it made. A second record with an id seen before is skipped. Messages read
+  "<file>: <unit> <index> (<key> <id>): field '<name>': <what is wrong>".
+  """
+  examples, seen = [], set()
+  for index, record in enumerate(records):
+    record_id = record.get(key) if isinstance(record, dict) else None
+    where = f"{report.path}: {unit} {index} ({key} {record_id})"
+    repairs: List[RecordProblem] = []
+    try:
+      example = parse(record, repairs)
+    except RecordProblem as problem:
+      report.skip(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
+      continue
+    if example_id(example) in seen:
+      report.skip(f"duplicate {key}", f"{where}: field '{key}': seen before; {unit} skipped")
+      continue
+    seen.add(example_id(example))
+    for problem in repairs:
+      report.repair(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
+    examples.append(example)
+  report.examples = len(examples)
+  return examples

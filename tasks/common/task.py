@@ -1,0 +1,320 @@
+"""The contract every benchmark implements, and the steps built on it.
+
+A task is a subclass of `Task` that names its classes (feature config, model, predictor) and
+implements the hooks marked abstract: reading the official files, turning examples into
+training features, scoring, and the demo data. Everything else is shared and lives here:
+
+  run_finetuning   vocabulary, conversion, resumable model.fit, dev scoring, export
+  predict_file     official input file + export -> the leaderboard's prediction file
+  evaluate         gold file + prediction (file or object) -> metrics
+  convert_file     labelled file -> TFRecord features (reused while unchanged)
+  run_demo         synthetic data -> fine-tune -> predict through the export -> score
+
+`tasks.common.driver` turns these into one command line per task:
+`python -m tasks.<task> {finetune,predict,evaluate,convert,demo}`. README "Adding a task" walks
+through a new one.
+"""
+
+import abc
+import collections
+import dataclasses
+import os
+import time
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from absl import logging
+import tensorflow as tf
+
+from etc_realformer.config import EtcConfig
+from etc_realformer.data import tfrecords
+from etc_realformer.data.span_tokenization import OffsetTokenizer
+from etc_realformer.io_utils import atomic_write_json
+from etc_realformer.training import run_config as run_config_lib
+from etc_realformer.training.distribution import Distribution
+from tasks.common import conversion
+from tasks.common import demo
+from tasks.common import finetuning
+from tasks.common import serving
+from tasks.common.read_report import ReadReport
+
+Log = Callable[[str], None]
+
+
+class Task(abc.ABC):
+  """One benchmark: its files, features, model, decoding, scoring and demo data.
+
+  Class attributes a task sets:
+    name: folder name, config folder, record prefix and model name ("wikihop").
+    title: the benchmark's name in messages ("WikiHop").
+    feature_config_class: the `features:` section (a dataclass with long_seq_len).
+    train_config_class: the `train:` section (finetuning.TaskTrainConfig or a subclass).
+    model_class: a tasks.common.task_model.TaskModel subclass.
+    predictor_class: a tasks.common.serving.TaskPredictor subclass.
+    prediction_file_name: the dev prediction file's name in a run or demo directory.
+    predict_batch_size: the default number of examples (or windows) per model call.
+    demo_sizes: (training, dev) items the demo generates by default; demo_unit names them.
+    input_help, prediction_help, gold_help: what the files are, for --help.
+    flag_aliases: driver flag -> another accepted name (e.g. an official scorer's flag).
+  """
+  name: str = ""
+  title: str = ""
+  feature_config_class: type = None
+  train_config_class: type = finetuning.TaskTrainConfig
+  model_class: type = None
+  predictor_class: type = None
+  prediction_file_name: str = "dev_predictions.json"
+  predict_batch_size: int = 16
+  demo_sizes: Tuple[int, int] = (1000, 200)
+  demo_unit: str = "examples"
+  input_help: str = "Official-format input file."
+  prediction_help: str = "Prediction file."
+  gold_help: str = "Official-format file with answers."
+  flag_aliases: Dict[str, str] = {}
+
+  # ------------------------------------------------------------------ the hooks a task writes
+
+  @abc.abstractmethod
+  def read_examples(self, path: str, with_labels: bool) -> Tuple[List[Any], ReadReport]:
+    """Reads an official file: (examples, report of what was kept, skipped, repaired)."""
+
+  @abc.abstractmethod
+  def training_texts(self, train_file: str) -> Iterable[str]:
+    """Texts of the training file a WordPiece vocabulary is learned from (no vocab given)."""
+
+  @abc.abstractmethod
+  def training_features(self, input_path: str, tokenizer: OffsetTokenizer, feature_config,
+                        report: ReadReport, counts: collections.Counter, log: Log
+                        ) -> Iterable[Dict[str, Any]]:
+    """Labelled feature dicts of a training file; fills `report` and `counts` as it reads."""
+
+  @abc.abstractmethod
+  def feature_lengths(self, feature_config) -> Dict[str, int]:
+    """The length of every stored feature (0 for a scalar) for parsing TFRecords."""
+
+  @abc.abstractmethod
+  def evaluate(self, gold: Any, prediction: Any, **options) -> Dict[str, Any]:
+    """The official metrics; gold and prediction are paths or loaded contents."""
+
+  @abc.abstractmethod
+  def format_metrics(self, scores: Dict[str, Any]) -> str:
+    """The metrics as a short human-readable table."""
+
+  @abc.abstractmethod
+  def make_demo_data(self, directory: str, num_train: int, num_dev: int, seed: int
+                     ) -> Tuple[str, str]:
+    """Writes (or reuses) synthetic train/dev files in the official format: (train, dev)."""
+
+  @abc.abstractmethod
+  def demo_scores(self, dev_file: str, prediction_file: str) -> Dict[str, Any]:
+    """The demo's figures: "dev_metrics", "baseline_metrics" and any others to report."""
+
+  @abc.abstractmethod
+  def demo_report(self, summary: Dict[str, Any]) -> str:
+    """The demo's result table (model next to baselines) from its summary."""
+
+  @abc.abstractmethod
+  def demo_headline(self, summary: Dict[str, Any]) -> Dict[str, Any]:
+    """The few figures printed as the demo's last line (one JSON object)."""
+
+  # ------------------------------------------------------------------ hooks with defaults
+
+  def input_files(self, path: str) -> List[str]:
+    """The files behind an input path (a task with sharded input expands globs)."""
+    return [path]
+
+  def export_inputs(self, feature_config) -> Dict[str, Any]:
+    """The export signature: feature -> length (int32 [batch, length]) or a tf.TensorSpec.
+
+    The default covers the int32 features of `feature_lengths` (length 0: one per example); a
+    task with other inputs (e.g. float features) adds their specs.
+    """
+    lengths = self.feature_lengths(feature_config)
+    return {name: lengths[name] or tf.TensorSpec([None], tf.int32)
+            for name in self.predictor_class.input_features if name in lengths}
+
+  def build_model(self, model_config: EtcConfig, feature_config):
+    """The task model for an encoder config (a task with head settings overrides this)."""
+    return self.model_class(model_config, name=self.name)
+
+  def predict(self, predictor, examples: Sequence[Any], batch_size: int, source: str = "",
+              export_dir: str = "", **options) -> Any:
+    """The prediction (file content) of every example; options are the task's predict flags."""
+    del source, export_dir
+    return predictor.predict(examples, batch_size, **options)
+
+  def score_dev(self, predictor, examples: Sequence[Any], dev_file: str, batch_size: int
+                ) -> Tuple[Any, Dict[str, Any], Dict[str, Any]]:
+    """Predicts a labelled dev file after training: (prediction, settings, extra figures).
+
+    `settings` (e.g. a threshold chosen on dev) go into the export and the predictor; the extra
+    figures into dev_metrics.json. The default predicts with the predictor's settings.
+    """
+    del dev_file
+    return predictor.predict(examples, batch_size), {}, {}
+
+  def dev_evaluate_options(self) -> Dict[str, Any]:
+    """Options of `evaluate` when scoring dev during fine-tuning and in the demo."""
+    return {}
+
+  def write_prediction(self, path: str, prediction: Any) -> None:
+    """Writes a prediction file atomically (JSON unless the leaderboard wants otherwise)."""
+    atomic_write_json(path, prediction)
+
+  def describe_prediction(self, prediction: Any, examples: Sequence[Any]) -> str:
+    """A short account of a prediction for the log (counts of empty answers etc.)."""
+    del examples
+    return f"{len(prediction)} prediction(s)"
+
+  def evaluate_notes(self, gold_file: str, prediction_file: str) -> List[str]:
+    """Lines printed after the metrics by `evaluate` (e.g. ids the prediction lacks)."""
+    del gold_file, prediction_file
+    return []
+
+  def define_flags(self, flags_module) -> None:
+    """Defines the task's own command-line flags (absl), if any."""
+
+  def command_options(self, command: str, flag_values) -> Dict[str, Any]:
+    """The keyword options of a command taken from the task's own flags."""
+    del command, flag_values
+    return {}
+
+  # ------------------------------------------------------------------ configs
+
+  def default_config(self) -> str:
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), "configs", self.name, "tiny.yaml")
+
+  def load_run_config(self, path: str) -> Dict[str, Any]:
+    """A config file -> {model, features, train} dicts (model paths resolved)."""
+    return run_config_lib.load_run_config(path, ("features", "train"))
+
+  def parse_sections(self, run_config: Dict[str, Any], source: str = "config"):
+    """{model, features, train} dicts -> (EtcConfig, feature config, train config)."""
+    return finetuning.parse_task_sections(run_config, self.feature_config_class,
+                                          self.train_config_class, source)
+
+  # ------------------------------------------------------------------ steps
+
+  def read(self, path: str, with_labels: bool, log: Log = logging.info) -> List[Any]:
+    """`read_examples` with its report logged."""
+    examples, report = self.read_examples(path, with_labels)
+    log(report.summary())
+    return examples
+
+  def record_files(self, directory: str) -> List[str]:
+    return conversion.record_files(directory, self.name)
+
+  def parse_fn(self, feature_config) -> Callable:
+    """[batch] serialized records -> dict of tensors ([batch] or [batch, length])."""
+    return tfrecords.fixed_length_parse_fn(self.feature_lengths(feature_config))
+
+  def convert_file(self, input_path: str, directory: str, tokenizer: OffsetTokenizer,
+                   vocab_file: str, feature_config, num_shards: int = 1,
+                   log: Log = logging.info) -> dict:
+    """Converts a labelled file to `<directory>/<name>-*.tfrecord` + features.json, or reuses
+    an identical conversion (same input files, vocabulary, tokenizer and feature config)."""
+    stamp = dict(conversion.fingerprint(self.input_files(input_path), vocab_file,
+                                        feature_config),
+                 tokenizer=tokenizer.tokenizer.signature)
+    return conversion.convert_once(
+        directory, self.name, stamp,
+        lambda report, counts: self.training_features(input_path, tokenizer, feature_config,
+                                                      report, counts, log),
+        input_path, log, num_shards)
+
+  def export_model(self, model, feature_config, vocab_file: str, directory: str,
+                   settings: Optional[Dict[str, Any]] = None) -> str:
+    """Writes the export directory (tasks.common.serving); replaces an older export."""
+    return serving.export_task_model(
+        model, self.export_inputs(feature_config), self.predictor_class.output_names,
+        vocab_file, directory, {"feature_config": dataclasses.asdict(feature_config),
+                                "etc_config": model.etc_config.to_dict(), **(settings or {})})
+
+  def run_finetuning(self, run_config: Dict[str, Any], output_dir: str,
+                     distribution: Optional[Distribution] = None, verbose: int = 1,
+                     extra_callbacks=()) -> Dict[str, Any]:
+    """Fine-tunes (or resumes), scores dev when given, exports. Returns the run's figures.
+
+    Output directory: run_config.json, vocab.txt (or vocab.model), train_records/,
+    checkpoints/ and logs/ (a re-run resumes), export/, and with a dev file
+    <prediction_file_name> and dev_metrics.json.
+    """
+    return finetuning.keep_precision_policy(lambda: self._finetune(
+        run_config, output_dir, distribution or Distribution("none"), verbose,
+        extra_callbacks))
+
+  def _finetune(self, run_config, output_dir, distribution, verbose, extra_callbacks):
+    model_config, feature_config, train = self.parse_sections(run_config)
+    data = finetuning.TaskData(
+        prepare_vocab=lambda: finetuning.prepare_vocab(
+            finetuning.vocab_source(train), train.learned_vocab_size, output_dir,
+            lambda: self.training_texts(train.train_file), train.train_file),
+        convert=lambda tokenizer, vocab_file, directory: self.convert_file(
+            train.train_file, directory, tokenizer, vocab_file, feature_config),
+        record_files=self.record_files, parse_fn=self.parse_fn(feature_config),
+        long_seq_len=feature_config.long_seq_len)
+
+    def build():
+      model = self.build_model(model_config, feature_config)
+      model.build()
+      return model
+
+    trained = finetuning.train_task_model(model_config, feature_config, train, data, build,
+                                          output_dir, distribution, verbose, extra_callbacks)
+    metrics, timings, info = trained.metrics, trained.timings, trained.conversion
+    metrics.update(train_examples=info["examples"], train_records=info["records"],
+                   train_written=info["written"], train_skipped=info["skipped"],
+                   train_conversion=info.get("counts", {}))
+    if not distribution.is_chief:
+      return metrics
+    settings = {}
+    if train.dev_file:
+      t0 = time.perf_counter()
+      metrics["dev"], settings = self._score_dev_file(trained, feature_config, train,
+                                                      output_dir)
+      metrics.update(settings)
+      timings["dev_seconds"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    self.export_model(trained.model, feature_config, trained.vocab_file,
+                      os.path.join(output_dir, "export"), settings)
+    timings["export_seconds"] = time.perf_counter() - t0
+    metrics["timings"] = timings
+    atomic_write_json(os.path.join(output_dir, "metrics.json"), metrics)
+    return metrics
+
+  def _score_dev_file(self, trained, feature_config, train, output_dir):
+    examples = self.read(train.dev_file, with_labels=False)
+    predictor = self.predictor_class.from_model(trained.model, feature_config,
+                                                trained.tokenizer)
+    prediction, settings, extra = self.score_dev(predictor, examples, train.dev_file,
+                                                 train.eval_batch_size)
+    self.write_prediction(os.path.join(output_dir, self.prediction_file_name), prediction)
+    scores = self.evaluate(train.dev_file, prediction, **self.dev_evaluate_options())
+    atomic_write_json(os.path.join(output_dir, "dev_metrics.json"),
+                      {**settings, "metrics": scores, **extra} if settings or extra else scores)
+    logging.info("dev%s:\n%s", f" {settings}" if settings else "", self.format_metrics(scores))
+    return scores, settings
+
+  def predict_file(self, export_dir: str, input_file: str, output_file: str,
+                   batch_size: Optional[int] = None, **options) -> Any:
+    """Predicts every example of `input_file` with an export and writes `output_file`."""
+    examples = self.read(input_file, with_labels=False)
+    predictor = self.predictor_class.from_export(export_dir)
+    prediction = self.predict(predictor, examples, batch_size or self.predict_batch_size,
+                              source=input_file, export_dir=export_dir, **options)
+    os.makedirs(os.path.dirname(os.path.abspath(output_file)), exist_ok=True)
+    self.write_prediction(output_file, prediction)
+    logging.info("%s written to %s", self.describe_prediction(prediction, examples),
+                 output_file)
+    return prediction
+
+  def run_demo(self, config_path: Optional[str], output_dir: str,
+               num_train: Optional[int] = None, num_dev: Optional[int] = None, seed: int = 0,
+               overrides: Sequence[str] = (), verbose: int = 2) -> Dict[str, Any]:
+    """Synthetic data -> fine-tune -> predict through the export -> score next to the
+    baselines. Returns the summary (also in <output_dir>/demo_summary.json)."""
+    num_train = self.demo_sizes[0] if num_train is None else num_train
+    num_dev = self.demo_sizes[1] if num_dev is None else num_dev
+    return demo.run_task_demo(
+        self, lambda directory: self.make_demo_data(directory, num_train, num_dev, seed),
+        config_path or self.default_config(), output_dir, overrides, verbose)
