@@ -31,6 +31,8 @@ NUM_PARAGRAPHS = 10
 DEV_SEED_OFFSET = 1_000_003
 TRAIN_FILENAME = "synthetic_train.json"
 DEV_FILENAME = "synthetic_dev.json"
+INFO_FILENAME = "synthetic_info.json"
+GENERATOR_VERSION = 1   # raise when the generated data changes: demo data is then rewritten
 BRIDGE_KINDS = ("birth_country", "company_year", "company_town")
 COMPARISON_KINDS = ("town_country", "older", "born_first", "same_occupation")
 OCCUPATIONS = ("painter", "sculptor", "poet", "novelist", "composer", "architect", "engineer",
@@ -405,9 +407,8 @@ def write_dataset(path: str, num_examples: int, seed: int = 0) -> str:
 
 def ensure_demo_data(directory: str, num_train: int, num_dev: int,
                      seed: int = 0) -> Tuple[str, str]:
-  """Writes the demo train and dev files unless they exist already.
-
-  Existing files are left untouched whatever their size; delete them to regenerate.
+  """Writes the demo train and dev files unless the info file shows they were written by this
+  generator version with the same arguments (then they are reused as they are).
 
   Args:
     directory: Folder of `synthetic_train.json` and `synthetic_dev.json`.
@@ -420,8 +421,11 @@ def ensure_demo_data(directory: str, num_train: int, num_dev: int,
   """
   train_path = os.path.join(directory, TRAIN_FILENAME)
   dev_path = os.path.join(directory, DEV_FILENAME)
-  if not os.path.exists(train_path):
+  info_path = os.path.join(directory, INFO_FILENAME)
+  info = {"generator_version": GENERATOR_VERSION, "num_train": num_train, "num_dev": num_dev,
+          "seed": seed, "dev_seed": seed + DEV_SEED_OFFSET}
+  if not writer.is_current(info_path, info, (train_path, dev_path)):
     write_dataset(train_path, num_train, seed)
-  if not os.path.exists(dev_path):
     write_dataset(dev_path, num_dev, seed + DEV_SEED_OFFSET)
+    writer.write_info(info_path, info)
   return train_path, dev_path

@@ -9,6 +9,7 @@ from helpers import check_layer_basics, rel_err, saved_model_round_trip
 from tasks.hotpotqa import features as fl
 from tasks.hotpotqa import inference
 from tasks.hotpotqa.model import HotpotQaModel
+from tasks.hotpotqa.task import TASK
 
 CONFIG = fl.HotpotFeatureConfig(long_seq_len=32, global_seq_len=16, max_question_pieces=8)
 ENCODER = dict(vocab_size=200, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
@@ -108,13 +109,13 @@ def test_export_serves_the_same_outputs(tmp_path):
   model = HotpotQaModel(ENCODER, name="hotpotqa")
   batch = {k: v.numpy() for k, v in _batch([f]).items()}
   expected = model(batch)
-  export = inference.export_model(model, CONFIG, str(tmp_path / "vocab.txt"),
-                                  str(tmp_path / "export"), threshold=0.3)
+  export = TASK.export_model(model, CONFIG, str(tmp_path / "vocab.txt"),
+                             str(tmp_path / "export"), {"sp_threshold": 0.3})
   predictor = inference.Predictor.from_export(export)
   assert predictor.threshold == 0.3 and predictor.feature_config == CONFIG
   got = predictor.run_batch(batch)
   for name in inference.OUTPUT_NAMES:
     assert rel_err(got[name], expected[name]) < 1e-6
   # Predictions for the example through the export equal those of the in-memory model.
-  in_memory = inference.Predictor.from_model(model, CONFIG, tok, 0.3)
+  in_memory = inference.Predictor.from_model(model, CONFIG, tok, {"sp_threshold": 0.3})
   assert predictor.predict([hf.example()]) == in_memory.predict([hf.example()])

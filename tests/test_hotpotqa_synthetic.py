@@ -125,7 +125,7 @@ def test_write_dataset_round_trip(tmp_path):
     assert "\\u" not in f.read()  # non-ASCII letters are written as UTF-8, not escaped
 
 
-def test_ensure_demo_data_keeps_existing_files(tmp_path):
+def test_ensure_demo_data_reuses_files_only_for_the_same_arguments(tmp_path):
   directory = str(tmp_path)
   train_path, dev_path = synthetic.ensure_demo_data(directory, 20, 10, seed=2)
   assert os.path.basename(train_path) == synthetic.TRAIN_FILENAME
@@ -141,5 +141,8 @@ def test_ensure_demo_data_keeps_existing_files(tmp_path):
     return [(os.stat(p).st_mtime_ns, pathlib.Path(p).read_bytes()) for p in (train_path, dev_path)]
 
   before = snapshot()
-  assert synthetic.ensure_demo_data(directory, 50, 50, seed=9) == (train_path, dev_path)
-  assert snapshot() == before
+  assert synthetic.ensure_demo_data(directory, 20, 10, seed=2) == (train_path, dev_path)
+  assert snapshot() == before                       # same arguments: reused as they are
+  assert synthetic.ensure_demo_data(directory, 50, 30, seed=9) == (train_path, dev_path)
+  with open(train_path, encoding="utf-8") as f:    # other arguments: written again
+    assert json.load(f) == synthetic.generate_examples(50, seed=9)

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import nq_fixtures as nf
+from synthetic_data import nq as synthetic
 from tasks.nq import features as fl
 from tasks.nq import metrics as metrics_lib
-from tasks.nq import synthetic
 from tasks.nq.task import TASK
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

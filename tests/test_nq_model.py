@@ -11,6 +11,7 @@ from tasks.nq import decode
 from tasks.nq import features as fl
 from tasks.nq import inference
 from tasks.nq.model import NqModel
+from tasks.nq.task import TASK
 from test_nq_features import CONFIG, TOKENS
 
 ENCODER = dict(vocab_size=200, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
@@ -86,8 +87,8 @@ def test_export_serves_the_same_outputs_and_predictions(tmp_path):
   model = NqModel(ENCODER, name="nq")
   batch = {k: v.numpy() for k, v in _batch(features).items()}
   expected = model(batch)
-  export = inference.export_model(model, CONFIG, str(tmp_path / "vocab.txt"),
-                                  str(tmp_path / "export"))
+  export = TASK.export_model(model, CONFIG, str(tmp_path / "vocab.txt"),
+                             str(tmp_path / "export"))
   predictor = inference.Predictor.from_export(export)
   assert predictor.feature_config == CONFIG
   got = predictor.run_batch(batch)

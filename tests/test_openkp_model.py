@@ -11,7 +11,8 @@ from tasks.openkp import features as F
 from tasks.openkp import inference
 from tasks.openkp import records
 from tasks.openkp.data import read_pages
-from tasks.openkp.model import NEG, OpenKpModel
+from tasks.openkp.model import OpenKpModel
+from tasks.openkp.task import TASK
 
 ENCODER = dict(vocab_size=200, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                intermediate_size=32, local_radius=3, relative_pos_max_distance=2,
@@ -79,7 +80,7 @@ def test_model_basics(tmp_path):
     # Zeros instead of -10000 where an n-gram would pass the last word: these would set
     # rel_err's scale (and the test loss), hiding the differences in the scored cells.
     logits = model(x, training=training)["ngram_logits"]
-    return {"ngram_logits": tf.where(logits == NEG, 0.0, logits)}
+    return {"ngram_logits": tf.where(logits == -1e4, 0.0, logits)}
 
   # Only long_output is read: the last layer's global-side attention cannot be trained.
   last = f"openkp/encoder/layer_{ENCODER['num_hidden_layers'] - 1}"
@@ -99,8 +100,8 @@ def test_config_saved_model_and_export(tmp_path):
   assert clone.get_config() == model.get_config()
   expected, got = saved_model_round_trip(model, batch, lambda m, x: m(x)["ngram_logits"])
   assert rel_err(got, expected) < 1e-6
-  export = inference.export_model(model, CONFIG, str(tmp_path / "vocab.txt"),
-                                  str(tmp_path / "export"))
+  export = TASK.export_model(model, CONFIG, str(tmp_path / "vocab.txt"),
+                             str(tmp_path / "export"))
   predictor = inference.Predictor.from_export(export)
   assert predictor.feature_config == CONFIG
   inputs = {k: batch[k] for k in records.INPUT_FEATURES}

@@ -11,6 +11,7 @@ from tasks.wikihop import features as F
 from tasks.wikihop import inference
 from tasks.wikihop import records
 from tasks.wikihop.model import WikiHopModel
+from tasks.wikihop.task import TASK
 
 ENCODER = dict(vocab_size=200, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                intermediate_size=32, local_radius=3, relative_pos_max_distance=2,
@@ -63,8 +64,8 @@ def test_config_saved_model_and_export(tmp_path):
   assert WikiHopModel.from_config(model.get_config()).get_config() == model.get_config()
   expected, got = saved_model_round_trip(model, batch, lambda m, x: m(x)["candidate_logits"])
   assert rel_err(got, expected) < 1e-6
-  export = inference.export_model(model, CONFIG, str(tmp_path / "vocab.txt"),
-                                  str(tmp_path / "export"))
+  export = TASK.export_model(model, CONFIG, str(tmp_path / "vocab.txt"),
+                             str(tmp_path / "export"))
   predictor = inference.Predictor.from_export(export)
   assert predictor.feature_config == CONFIG
   inputs = {k: batch[k] for k in records.INPUT_FEATURES}

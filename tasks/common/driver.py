@@ -40,13 +40,13 @@ def define_flags(task) -> None:
   flags.DEFINE_enum("distribution", "none", list(distribution_lib.CHOICES), "How to parallelise.")
   flags.DEFINE_integer("verbose", 2, "Keras progress: 0 silent, 1 progress bar, 2 one line.")
   flags.DEFINE_string("export_dir", f"runs/{task.name}/export", "A model exported by finetune.")
-  flags.DEFINE_string("input_file", None, task.input_help)
+  flags.DEFINE_string("input_file", None, task.file_help("input"))
   flags.DEFINE_string("output_file", None, "predict: where the prediction goes (" +
-                      task.prediction_help + "); evaluate: optionally the metrics as JSON.")
+                      task.file_help("prediction") + "); evaluate: optionally the metrics as JSON.")
   flags.DEFINE_integer("batch_size", None, "Examples per model call (default "
                                            f"{task.predict_batch_size}).")
-  flags.DEFINE_string("gold_file", None, task.gold_help)
-  flags.DEFINE_string("prediction_file", None, task.prediction_help)
+  flags.DEFINE_string("gold_file", None, task.file_help("gold"))
+  flags.DEFINE_string("prediction_file", None, task.file_help("prediction"))
   flags.DEFINE_string("vocab_file", None, "convert: the vocabulary (default: train.vocab_file).")
   flags.DEFINE_integer("num_shards", 1, "convert: number of TFRecord files.")
   flags.DEFINE_integer("num_train", None, f"demo: synthetic training {task.demo_unit} (default "
@@ -145,8 +145,9 @@ def run_command(task, command: str) -> None:
 def main(task) -> None:
   """The entry point of `python -m tasks.<task>`."""
   define_flags(task)
-  usage = (f"python -m tasks.{task.name} {{{','.join(COMMANDS)}}} [flags]\n\n"
-           f"{task.title}: {sys.modules['tasks.common.driver'].__doc__.split(chr(10), 2)[2]}")
+  commands = __doc__.split("Commands:")[1].split("\n\n")[0]
+  usage = (f"{task.title}: python -m tasks.{task.name} <command> [flags]\n\n"
+           f"Commands:{commands}\n\nRun with --help for every flag.")
 
   def run(argv):
     if len(argv) != 2:

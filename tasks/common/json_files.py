@@ -2,7 +2,7 @@
 
 import json
 import os
-from typing import Any
+from typing import Any, Callable, List
 
 
 def load_json(path: str, what: str) -> Any:
@@ -35,3 +35,16 @@ def load_json(path: str, what: str) -> Any:
     raise ValueError(
         f"{what} file {path} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}"
     ) from e
+
+
+def load_json_array(path: str, what: str, unit: str,
+                    error: Callable[[str], Exception] = ValueError) -> List[Any]:
+  """A JSON file holding one array (of `unit`s); `error(message)` names the file when it does
+  not parse or holds something else (FileNotFoundError when it is missing)."""
+  try:
+    data = load_json(path, what)
+  except ValueError as e:
+    raise error(str(e)) from None
+  if not isinstance(data, list):
+    raise error(f"{path}: expected a JSON array of {unit}, got a JSON {type(data).__name__}")
+  return data

@@ -7,7 +7,7 @@ first MAX_MESSAGES messages are kept to show the user which file, record and fie
 
 import collections
 import dataclasses
-from typing import Any, Callable, List, Sequence
+from typing import Any, Callable, List, Sequence, Tuple
 
 MAX_MESSAGES = 20
 
@@ -57,6 +57,38 @@ class ReadReport:
       lines.append(f"  first {len(self.messages)} message(s):")
       lines.extend(f"    {m}" for m in self.messages)
     return "\n".join(lines)
+
+
+def object_with_id(record: Any, unit: str, key: str) -> str:
+  """The non-empty string `key` of a JSON object record; RecordProblem (skip) otherwise."""
+  if not isinstance(record, dict):
+    raise RecordProblem("not an object", f"({unit})",
+                        f"expected a JSON object, got {type(record).__name__}")
+  value = record.get(key)
+  if not isinstance(value, str) or not value:
+    raise RecordProblem("missing field", key, "missing or not a non-empty string")
+  return value
+
+
+def tolerate(problem: RecordProblem, with_labels: bool, repairs: List[RecordProblem],
+             consequence: str) -> None:
+  """Training (`with_labels`) skips the record; prediction repairs it and says how."""
+  if with_labels:
+    raise problem
+  problem.detail += f"; {consequence}"
+  repairs.append(problem)
+
+
+def read_array(path: str, records: Sequence[Any], parse: Callable[[Any, List[RecordProblem]], Any],
+               key: str, unit: str, example_id: Callable[[Any], str],
+               error: Callable[[str], Exception]) -> Tuple[list, "ReadReport"]:
+  """(examples, report) of the records of a JSON array (see collect_records); `error(message)`
+  is raised, naming the file, when no record is usable."""
+  report = ReadReport(path=path, records=len(records))
+  examples = collect_records(records, report, parse, key, unit, example_id)
+  if not examples:
+    raise error(f"{path}: no usable {unit}.\n{report.summary()}")
+  return examples, report
 
 
 def collect_records(records: Sequence[Any], report: ReadReport,

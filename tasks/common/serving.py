@@ -165,8 +165,9 @@ class TaskPredictor:
     return predictor
 
   @classmethod
-  def from_model(cls, model, feature_config, tokenizer: OffsetTokenizer):
-    return cls(model_run_batch(model, cls.output_names), feature_config, tokenizer)
+  def from_model(cls, model, feature_config, tokenizer: OffsetTokenizer,
+                 settings: Optional[Dict[str, Any]] = None):
+    return cls(model_run_batch(model, cls.output_names), feature_config, tokenizer, settings)
 
   def run_examples(self, items: Sequence[Tuple[Any, Dict[str, np.ndarray]]], batch_size: int,
                    use: Callable[[Any, Dict[str, np.ndarray]], None], total: int,

@@ -18,6 +18,7 @@ through a new one.
 import abc
 import collections
 import dataclasses
+import importlib
 import os
 import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -46,30 +47,45 @@ class Task(abc.ABC):
   Class attributes a task sets:
     name: folder name, config folder, record prefix and model name ("wikihop").
     title: the benchmark's name in messages ("WikiHop").
-    feature_config_class: the `features:` section (a dataclass with long_seq_len).
     train_config_class: the `train:` section (finetuning.TaskTrainConfig or a subclass).
     model_class: a tasks.common.task_model.TaskModel subclass.
-    predictor_class: a tasks.common.serving.TaskPredictor subclass.
+    predictor_class: a tasks.common.serving.TaskPredictor subclass; its feature_config_class
+      is the `features:` section (a tasks.common.feature_config.FeatureConfig).
+    metrics: the scorer module: evaluate(gold, prediction, **options) -> metrics dict (gold and
+      prediction are paths or loaded contents) and format_metrics(metrics) -> text.
+    headline_keys: the metrics printed as the demo's last line.
     prediction_file_name: the dev prediction file's name in a run or demo directory.
     predict_batch_size: the default number of examples (or windows) per model call.
     demo_sizes: (training, dev) items the demo generates by default; demo_unit names them.
-    input_help, prediction_help, gold_help: what the files are, for --help.
+    input_help, prediction_help, gold_help: what the files are, for --help (the input and gold
+      files default to "<title> file in the official format").
     flag_aliases: driver flag -> another accepted name (e.g. an official scorer's flag).
   """
   name: str = ""
   title: str = ""
-  feature_config_class: type = None
   train_config_class: type = finetuning.TaskTrainConfig
   model_class: type = None
   predictor_class: type = None
+  metrics: Any = None
+  headline_keys: Tuple[str, ...] = ()
   prediction_file_name: str = "dev_predictions.json"
   predict_batch_size: int = 16
   demo_sizes: Tuple[int, int] = (1000, 200)
   demo_unit: str = "examples"
-  input_help: str = "Official-format input file."
+  input_help: str = ""
   prediction_help: str = "Prediction file."
-  gold_help: str = "Official-format file with answers."
+  gold_help: str = ""
   flag_aliases: Dict[str, str] = {}
+
+  @property
+  def feature_config_class(self) -> type:
+    return self.predictor_class.feature_config_class
+
+  def file_help(self, kind: str) -> str:
+    """--help text of the "input", "prediction" or "gold" file."""
+    given = getattr(self, f"{kind}_help")
+    return given or f"{self.title} file in the official format" + (
+        " with answers." if kind == "gold" else ".")
 
   # ------------------------------------------------------------------ the hooks a task writes
 
@@ -82,41 +98,80 @@ class Task(abc.ABC):
     """Texts of the training file a WordPiece vocabulary is learned from (no vocab given)."""
 
   @abc.abstractmethod
-  def training_features(self, input_path: str, tokenizer: OffsetTokenizer, feature_config,
-                        report: ReadReport, counts: collections.Counter, log: Log
-                        ) -> Iterable[Dict[str, Any]]:
-    """Labelled feature dicts of a training file; fills `report` and `counts` as it reads."""
+  def labelled_features(self, examples: Sequence[Any], tokenizer: OffsetTokenizer,
+                        feature_config, report: ReadReport, counts: collections.Counter,
+                        log: Log) -> Iterable[Dict[str, Any]]:
+    """Training feature dicts of labelled examples; skips (counted in `report`) what cannot
+    be labelled and adds figures (truncation, ...) to `counts`."""
 
   @abc.abstractmethod
   def feature_lengths(self, feature_config) -> Dict[str, int]:
     """The length of every stored feature (0 for a scalar) for parsing TFRecords."""
 
   @abc.abstractmethod
-  def evaluate(self, gold: Any, prediction: Any, **options) -> Dict[str, Any]:
-    """The official metrics; gold and prediction are paths or loaded contents."""
-
-  @abc.abstractmethod
-  def format_metrics(self, scores: Dict[str, Any]) -> str:
-    """The metrics as a short human-readable table."""
-
-  @abc.abstractmethod
-  def make_demo_data(self, directory: str, num_train: int, num_dev: int, seed: int
-                     ) -> Tuple[str, str]:
-    """Writes (or reuses) synthetic train/dev files in the official format: (train, dev)."""
-
-  @abc.abstractmethod
-  def demo_scores(self, dev_file: str, prediction_file: str) -> Dict[str, Any]:
-    """The demo's figures: "dev_metrics", "baseline_metrics" and any others to report."""
-
-  @abc.abstractmethod
-  def demo_report(self, summary: Dict[str, Any]) -> str:
-    """The demo's result table (model next to baselines) from its summary."""
-
-  @abc.abstractmethod
-  def demo_headline(self, summary: Dict[str, Any]) -> Dict[str, Any]:
-    """The few figures printed as the demo's last line (one JSON object)."""
+  def baselines(self, examples: Sequence[Any]) -> Dict[str, Any]:
+    """The demo's trivial baselines: {description: prediction} for the dev examples."""
 
   # ------------------------------------------------------------------ hooks with defaults
+
+  def training_features(self, input_path: str, tokenizer: OffsetTokenizer, feature_config,
+                        report: ReadReport, counts: collections.Counter, log: Log
+                        ) -> Iterable[Dict[str, Any]]:
+    """Labelled feature dicts of a training file; fills `report` and `counts` as it reads.
+
+    The default reads the whole file, then calls `labelled_features`; a task whose files are
+    too big for memory streams instead.
+    """
+    examples, read = self.read_examples(input_path, with_labels=True)
+    report.take_counts(read)
+    return self.labelled_features(examples, tokenizer, feature_config, report, counts, log)
+
+  def evaluate(self, gold: Any, prediction: Any, **options) -> Dict[str, Any]:
+    """The official metrics; gold and prediction are paths or loaded contents."""
+    return self.metrics.evaluate(gold, prediction, **options)
+
+  def format_metrics(self, scores: Dict[str, Any]) -> str:
+    return self.metrics.format_metrics(scores)
+
+  def make_demo_data(self, directory: str, num_train: int, num_dev: int, seed: int
+                     ) -> Tuple[str, str]:
+    """Writes (or reuses) synthetic train/dev files in the official format: (train, dev).
+
+    The generators live in the `synthetic_data` package of a source checkout (not installed).
+    """
+    generator = importlib.import_module(f"synthetic_data.{self.name}")
+    files = generator.ensure_demo_data(directory, num_train, num_dev, seed)
+    return (files["train"], files["dev"]) if isinstance(files, dict) else tuple(files)
+
+  def demo_scores(self, dev_file: str, prediction_file: str) -> Dict[str, Any]:
+    """The demo's figures: "dev_metrics" and "baseline_metrics" (the one baseline's metrics,
+    or {description: metrics} when there are several) and "baseline_names"."""
+    examples, _ = self.read_examples(dev_file, with_labels=False)
+    options = self.dev_evaluate_options()
+    baselines = {name: self.evaluate(dev_file, prediction, **options)
+                 for name, prediction in self.baselines(examples).items()}
+    return {"dev_metrics": self.evaluate(dev_file, prediction_file, **options),
+            "baseline_metrics": (next(iter(baselines.values())) if len(baselines) == 1
+                                 else baselines),
+            "baseline_names": list(baselines)}
+
+  def demo_report(self, summary: Dict[str, Any]) -> str:
+    """The demo's result table: the model next to the baselines."""
+    lines = [f"\n{self.title} demo, synthetic dev set: fine-tuned model",
+             self.format_metrics(summary["dev_metrics"])]
+    baselines, names = summary["baseline_metrics"], summary["baseline_names"]
+    for name in names:
+      lines += [f"\nbaseline: {name.replace('_', ' ')}",
+                self.format_metrics(baselines if len(names) == 1 else baselines[name])]
+    return "\n".join(lines)
+
+  def demo_headline(self, summary: Dict[str, Any]) -> Dict[str, Any]:
+    """The figures printed as the demo's last line: `headline_keys` of model and baselines."""
+    baselines, names = summary["baseline_metrics"], summary["baseline_names"]
+    by_name = {names[0]: baselines} if len(names) == 1 else baselines
+    return {"model": {key: summary["dev_metrics"][key] for key in self.headline_keys},
+            **{f"baseline: {name}": {key: scores[key] for key in self.headline_keys}
+               for name, scores in by_name.items()}}
 
   def input_files(self, path: str) -> List[str]:
     """The files behind an input path (a task with sharded input expands globs)."""

@@ -1,12 +1,14 @@
 """The common part of fine-tuning models: an EtcModel encoder plus task heads, serialisable.
 
-A task model subclasses `TaskModel`, creates its heads in `__init__` with `self.initializer()`,
-lists them in `self.heads` (each takes [..., hidden_size] inputs), sets `self.tracked` and
-defines `call` and `compute_losses` (see LossModel). get_config/from_config and build are here.
+A task model subclasses `TaskModel`, sets `model_features` (what the encoder reads) and
+`metric_names` (what compute_losses returns), creates its heads in `make_heads` (`self.dense`;
+it returns those that take [..., hidden_size] inputs) and defines `call` (with `self.encode`)
+and `compute_losses` (see LossModel). get_config/from_config and build are here.
 """
 
-from typing import Any, Dict, List, Union
+from typing import Any, Dict, List, Sequence, Tuple, Union
 
+import tensorflow as tf
 import tf_keras
 
 from etc_realformer.config import EtcConfig
@@ -15,13 +17,50 @@ from etc_realformer.models.encoder import EtcModel
 from etc_realformer.models.loss_model import LossModel
 
 
+NEG = -10000.0   # the logit of a position a softmax must not choose
+
+
+def softmax_loss(labels, logits) -> Tuple[tf.Tensor, tf.Tensor]:
+  """Mean cross-entropy and accuracy of [B] class labels against [B, C] logits."""
+  labels = tf.cast(labels, tf.int32)
+  loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits))
+  accuracy = tf.reduce_mean(tf.cast(
+      tf.equal(tf.argmax(logits, -1, output_type=tf.int32), labels), tf.float32))
+  return loss, accuracy
+
+
+def span_loss(start_logits, end_logits, mask, start, end):
+  """Per-example span cross-entropy and exact match, `mask` [B, L] the allowed positions.
+
+  -> (loss [B]: mean of the start and end cross-entropies, right [B] float: both argmaxes
+  right, applies [B] float: 1 where start >= 0). A negative target counts as position 0.
+  """
+  mask = tf.cast(mask, tf.bool)
+  applies = tf.cast(start >= 0, tf.float32)                                     # [B]
+  losses, right = [], []
+  for logits, target in ((start_logits, start), (end_logits, end)):
+    logits = tf.where(mask, logits, NEG)                                        # [B, L]
+    target = tf.maximum(tf.cast(target, tf.int32), 0)
+    losses.append(tf.nn.sparse_softmax_cross_entropy_with_logits(target, logits))
+    right.append(tf.cast(tf.equal(tf.argmax(logits, -1, output_type=tf.int32), target),
+                         tf.float32))
+  return (losses[0] + losses[1]) / 2.0, right[0] * right[1], applies
+
+
 class TaskModel(LossModel):
   """EtcModel `encoder` + the subclass's `heads`.
+
+  Class attributes:
+    model_features: the features passed to the encoder (those present in the input).
+    metric_names: the scalars compute_losses returns, tracked as Keras metrics.
 
   Args:
     config: EtcConfig (or its dict) of the encoder.
     implementation: "blocked" or "dense" (see EtcModel).
   """
+
+  model_features: Sequence[str] = ()
+  metric_names: Sequence[str] = ("loss",)
 
   def __init__(self, config: Union[EtcConfig, Dict[str, Any]], implementation: str = "blocked",
                **kwargs):
@@ -32,9 +71,26 @@ class TaskModel(LossModel):
     self.implementation = implementation
     self.encoder = EtcModel(config, implementation=implementation, name="encoder")
     self.heads: List[tf_keras.layers.Layer] = []
+    self.tracked = {name: tf_keras.metrics.Mean(name) for name in self.metric_names}
+    self.heads = self.make_heads()
+
+  def make_heads(self) -> List[tf_keras.layers.Layer]:
+    """Creates the task's head layers (as attributes) and returns those applied to encoder
+    outputs of width hidden_size (built by `build`)."""
+    return []
 
   def initializer(self):
     return tf_keras.initializers.TruncatedNormal(stddev=self.etc_config.initializer_range)
+
+  def dense(self, units: int, name: str) -> tf_keras.layers.Dense:
+    """A head layer initialised as the encoder's weights are."""
+    return tf_keras.layers.Dense(units, kernel_initializer=self.initializer(), name=name)
+
+  def encode(self, features: Dict[str, Any], training=None, **extra) -> Dict[str, Any]:
+    """The encoder's outputs ({"long_output": [B, L, H], "global_output": [B, G, H]}) for the
+    `model_features` present in `features`."""
+    inputs = {name: features[name] for name in self.model_features if name in features}
+    return self.encoder(inputs, training=training, **extra)
 
   def build(self, input_shape=None):
     build_in_scope(self.encoder, None)

@@ -15,9 +15,9 @@ Every message reads "<file>: record <index> (_id <id>): field '<name>': <what is
 import dataclasses
 from typing import Any, Dict, List, Optional, Tuple
 
+from tasks.common import json_files
 from tasks.common.read_report import ReadReport  # pylint: disable=unused-import  (re-exported)
-from tasks.common.read_report import RecordProblem, collect_records
-from tasks.hotpotqa.metrics import load_json
+from tasks.common.read_report import RecordProblem, object_with_id, read_array, tolerate
 
 YES_NO = ("yes", "no")
 
@@ -46,14 +46,7 @@ class HotpotExample:
 
 def load_json_array(path: str) -> List[Any]:
   """The records of a HotpotQA file; FileNotFoundError / HotpotDataError name the file."""
-  try:
-    data = load_json(path, "HotpotQA")
-  except ValueError as e:
-    raise HotpotDataError(str(e)) from None
-  if not isinstance(data, list):
-    raise HotpotDataError(f"{path}: expected a JSON array of records, got a JSON "
-                          f"{type(data).__name__}")
-  return data
+  return json_files.load_json_array(path, "HotpotQA", "records", HotpotDataError)
 
 
 def _parse_context(record: Dict[str, Any], repairs: List[RecordProblem]):
@@ -125,18 +118,11 @@ def _parse_labels(record, context):
 
 
 def parse_record(record: Any, with_labels: bool, repairs: List[RecordProblem]) -> HotpotExample:
-  if not isinstance(record, dict):
-    raise RecordProblem("not an object", "(record)",
-                         f"expected a JSON object, got {type(record).__name__}")
-  qas_id = record.get("_id")
-  if not isinstance(qas_id, str) or not qas_id:
-    raise RecordProblem("missing field", "_id", "missing or not a non-empty string")
+  qas_id = object_with_id(record, "record", "_id")
   question = record.get("question")
   if not isinstance(question, str):
-    if with_labels:
-      raise RecordProblem("missing field", "question", "missing or not a string")
-    repairs.append(RecordProblem("missing field", "question",
-                                  "missing or not a string; predicted from the context alone"))
+    tolerate(RecordProblem("missing field", "question", "missing or not a string"), with_labels,
+             repairs, "predicted from the context alone")
     question = ""
   try:
     context = _parse_context(record, repairs)
@@ -157,11 +143,6 @@ def parse_record(record: Any, with_labels: bool, repairs: List[RecordProblem]) -
 
 def read_examples(path: str, with_labels: bool) -> Tuple[List[HotpotExample], ReadReport]:
   """Reads and checks a HotpotQA file; see the module docstring for the two modes."""
-  records = load_json_array(path)
-  report = ReadReport(path=path, records=len(records))
-  examples = collect_records(records, report,
-                             lambda record, repairs: parse_record(record, with_labels, repairs),
-                             "_id", "record", lambda example: example.qas_id)
-  if not examples:
-    raise HotpotDataError(f"{path}: no usable record.\n{report.summary()}")
-  return examples, report
+  return read_array(path, load_json_array(path),
+                    lambda record, repairs: parse_record(record, with_labels, repairs),
+                    "_id", "record", lambda example: example.qas_id, HotpotDataError)

@@ -36,6 +36,7 @@ import numpy as np
 
 from etc_realformer.data import vocab
 from etc_realformer.data.span_tokenization import OffsetTokenizer, Pieces
+from tasks.common import feature_config
 from tasks.hotpotqa.data import HotpotExample
 
 TITLE_ID = 6    # [unused6]: the global token of a paragraph title
@@ -48,36 +49,20 @@ LABEL_FEATURES = ("answer_type", "answer_begin", "answer_end", "sp_labels", "sp_
 
 
 @dataclasses.dataclass
-class HotpotFeatureConfig:
-  """Lengths of the converted features."""
-  long_seq_len: int = 4096
-  global_seq_len: int = 256
+class HotpotFeatureConfig(feature_config.FeatureConfig):
+  """Lengths of the converted features (long_seq_len 4096, global_seq_len 256)."""
   max_question_pieces: int = 64
   max_title_pieces: int = 32
 
-  def __post_init__(self):
-    for name in ("long_seq_len", "global_seq_len", "max_question_pieces", "max_title_pieces"):
-      if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
-        raise ValueError(f"{name}: must be a positive integer, got {getattr(self, name)!r}")
-    if self.max_question_pieces + 1 >= self.global_seq_len:
-      raise ValueError(f"max_question_pieces: {self.max_question_pieces} leaves no global slot "
-                       f"for paragraphs in global_seq_len {self.global_seq_len}")
-    if self.max_question_pieces >= self.long_seq_len:
-      raise ValueError(f"max_question_pieces: {self.max_question_pieces} leaves no long slot "
-                       f"for paragraphs in long_seq_len {self.long_seq_len}")
+  def check(self):
+    self.check_question_room("max_question_pieces", "paragraphs", "paragraphs")
 
 
 def feature_lengths(config: HotpotFeatureConfig) -> Dict[str, int]:
   """Length of every stored feature (0 = a scalar)."""
-  lengths = {}
-  for name in MODEL_FEATURES + LABEL_FEATURES:
-    if name in ("answer_type", "answer_begin", "answer_end"):
-      lengths[name] = 0
-    elif name.startswith("global") or name in ("ignore_hard_g2l_mask", "sp_labels", "sp_mask"):
-      lengths[name] = config.global_seq_len
-    else:
-      lengths[name] = config.long_seq_len
-  return lengths
+  return feature_config.feature_lengths(config, MODEL_FEATURES + LABEL_FEATURES,
+                                        ("sp_labels", "sp_mask"),
+                                        ("answer_type", "answer_begin", "answer_end"))
 
 
 @dataclasses.dataclass

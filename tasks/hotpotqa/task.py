@@ -1,42 +1,27 @@
 """HotpotQA (distractor setting) behind the task contract: one JSON array of questions in,
 {"answer": {id: text}, "sp": {id: [[title, sentence], ...]}} out, official metrics.
 
-The pieces: data (reading the official file), features (the multi-hop layout: question,
-paragraph and sentence global tokens), records (feature dicts and layouts), model (answer type,
-supporting facts, span), inference (the predictor), decode (answers, supporting facts, the
-threshold chosen on dev), metrics (the official rules), baselines.
 Layout and formats: docs/task_layouts.md#hotpotqa, docs/file_formats.md#hotpotqa.
 """
-
-from typing import Any, Dict
 
 from absl import logging
 
 from tasks.common import serving
 from tasks.common.task import Task
-from tasks.hotpotqa import baselines
-from tasks.hotpotqa import data
-from tasks.hotpotqa import decode
-from tasks.hotpotqa import features as features_lib
-from tasks.hotpotqa import inference
-from tasks.hotpotqa import metrics as metrics_lib
-from tasks.hotpotqa import records
-from tasks.hotpotqa.model import HotpotQaModel
+from tasks.hotpotqa import (baselines, data, decode, features, inference, metrics, model,
+                            records)
 
 
 class HotpotQaTask(Task):
-  """The HotpotQA task: an answer (span, yes or no) and its supporting sentences."""
-  name = "hotpotqa"
-  title = "HotpotQA"
-  feature_config_class = features_lib.HotpotFeatureConfig
-  model_class = HotpotQaModel
+  """An answer (span, yes or no) and its supporting sentences, over ten paragraphs."""
+  name, title = "hotpotqa", "HotpotQA"
+  model_class = model.HotpotQaModel
   predictor_class = inference.Predictor
+  metrics = metrics
+  headline_keys = ("f1", "sp_f1", "joint_f1")
   predict_batch_size = 8
-  demo_sizes = (3000, 300)
-  demo_unit = "questions"
-  input_help = "Official-format HotpotQA JSON array."
+  demo_sizes, demo_unit = (3000, 300), "questions"
   prediction_help = "{'answer': {...}, 'sp': {...}} JSON."
-  gold_help = "Official-format HotpotQA JSON array with labels."
 
   def read_examples(self, path, with_labels):
     return data.read_examples(path, with_labels=with_labels)
@@ -50,15 +35,12 @@ class HotpotQaTask(Task):
             yield str(paragraph[0])
             yield from (s for s in paragraph[1] if isinstance(s, str))
 
-  def training_features(self, input_path, tokenizer, feature_config, report, counts, log):
-    examples, read = data.read_examples(input_path, with_labels=True)
-    report.take_counts(read)
-    features, _ = records.convert_examples(examples, tokenizer, feature_config,
-                                           with_labels=True, report=report, log=log)
-    return features
+  def labelled_features(self, examples, tokenizer, feature_config, report, counts, log):
+    return records.convert_examples(examples, tokenizer, feature_config, with_labels=True,
+                                    report=report, log=log)[0]
 
   def feature_lengths(self, feature_config):
-    return features_lib.feature_lengths(feature_config)
+    return features.feature_lengths(feature_config)
 
   def score_dev(self, predictor, examples, dev_file, batch_size):
     """Predicts dev once and chooses the supporting-fact threshold with the best joint F1."""
@@ -78,7 +60,7 @@ class HotpotQaTask(Task):
                                                  data.load_json_array(source))
       serving.set_export_settings(export_dir, {"sp_threshold": threshold})
       logging.info("chose supporting-fact threshold %.2f (stored in %s):\n%s", threshold,
-                   export_dir, metrics_lib.format_metrics(table[threshold]))
+                   export_dir, metrics.format_metrics(table[threshold]))
     threshold = predictor.threshold if threshold is None else threshold
     logging.info("supporting-fact threshold %.2f", threshold)
     return decode.make_predictions(examples, layouts, outputs, threshold)
@@ -100,37 +82,15 @@ class HotpotQaTask(Task):
     empty = sum(1 for answer in prediction["answer"].values() if not answer)
     return f"{len(prediction['answer'])} prediction(s) ({empty} empty answer(s))"
 
-  def evaluate(self, gold, prediction, **options):
-    return metrics_lib.evaluate(gold, prediction)
-
   def evaluate_notes(self, gold_file, prediction_file):
-    gold = metrics_lib.load_json(gold_file, "gold")
-    missing = metrics_lib.missing_ids(gold, metrics_lib.load_json(prediction_file, "prediction"))
+    gold = metrics.load_json(gold_file, "gold")
+    missing = metrics.missing_ids(gold, metrics.load_json(prediction_file, "prediction"))
     return [f"{len(gold)} gold id(s); missing from the prediction: {len(missing['answer'])} "
             f"answer(s), {len(missing['sp'])} supporting-fact list(s)"]
 
-  def format_metrics(self, scores):
-    return metrics_lib.format_metrics(scores)
-
-  def make_demo_data(self, directory, num_train, num_dev, seed):
-    from synthetic_data import hotpotqa as synthetic  # pylint: disable=g-import-not-at-top
-    return synthetic.ensure_demo_data(directory, num_train, num_dev, seed)
-
-  def demo_scores(self, dev_file, prediction_file) -> Dict[str, Any]:
-    examples, _ = data.read_examples(dev_file, with_labels=False)
-    return {"dev_metrics": metrics_lib.evaluate(dev_file, prediction_file),
-            "baseline_metrics": metrics_lib.evaluate(dev_file,
-                                                     baselines.trivial_prediction(examples))}
-
-  def demo_report(self, summary):
-    return "\n".join([
-        "\nHotpotQA demo, synthetic dev set: fine-tuned model",
-        metrics_lib.format_metrics(summary["dev_metrics"]),
-        "\nbaseline: always 'yes', first sentence of every paragraph",
-        metrics_lib.format_metrics(summary["baseline_metrics"])])
-
-  def demo_headline(self, summary):
-    return {"dev": summary["dev_metrics"]}
+  def baselines(self, examples):
+    return {"always 'yes', first sentence of every paragraph":
+            baselines.trivial_prediction(examples)}
 
 
 TASK = HotpotQaTask()

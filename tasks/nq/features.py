@@ -39,6 +39,7 @@ import numpy as np
 
 from etc_realformer.data import vocab
 from etc_realformer.data.span_tokenization import OffsetTokenizer
+from tasks.common import feature_config
 from tasks.nq.data import NULL_SPAN, Annotation, NqExample, Span
 
 NULL, YES, NO, LONG, SHORT = range(5)
@@ -76,26 +77,15 @@ def tag_name(token: str) -> str:
 
 
 @dataclasses.dataclass
-class NqFeatureConfig:
-  """Lengths and windowing of the converted features."""
-  long_seq_len: int = 4096
-  global_seq_len: int = 256
+class NqFeatureConfig(feature_config.FeatureConfig):
+  """Lengths and windowing of the converted features (long_seq_len 4096, global_seq_len 256)."""
   doc_stride: int = 2048
   max_question_pieces: int = 64
   include_html_tokens: bool = True
   null_window_keep_rate: float = 0.1   # training: the share of answerless windows kept
 
-  def __post_init__(self):
-    for name in ("long_seq_len", "global_seq_len", "doc_stride", "max_question_pieces"):
-      value = getattr(self, name)
-      if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name}: must be a positive integer, got {value!r}")
-    if self.max_question_pieces + 2 > self.global_seq_len:
-      raise ValueError(f"max_question_pieces: {self.max_question_pieces} leaves no global slot "
-                       f"for candidates in global_seq_len {self.global_seq_len}")
-    if self.max_question_pieces >= self.long_seq_len:
-      raise ValueError(f"max_question_pieces: {self.max_question_pieces} leaves no long slot "
-                       f"for the document in long_seq_len {self.long_seq_len}")
+  def check(self):
+    self.check_question_room("max_question_pieces", "candidates", "the document")
     if self.doc_stride > self.long_seq_len - self.max_question_pieces:
       raise ValueError(f"doc_stride: {self.doc_stride} is longer than a window's document part "
                        f"({self.long_seq_len} - {self.max_question_pieces}): pieces would be "
@@ -107,15 +97,8 @@ class NqFeatureConfig:
 
 def feature_lengths(config: NqFeatureConfig) -> Dict[str, int]:
   """Length of every stored feature (0 = a scalar)."""
-  lengths = {}
-  for name in MODEL_FEATURES + LABEL_FEATURES:
-    if name in _SCALARS:
-      lengths[name] = 0
-    elif name.startswith("global") or name == "ignore_hard_g2l_mask":
-      lengths[name] = config.global_seq_len
-    else:
-      lengths[name] = config.long_seq_len
-  return lengths
+  return feature_config.feature_lengths(config, MODEL_FEATURES + LABEL_FEATURES,
+                                        scalar_names=_SCALARS)
 
 
 @dataclasses.dataclass

@@ -21,7 +21,7 @@ import json
 import os
 from typing import Any, List, Optional, Tuple
 
-from tasks.common.read_report import ReadReport, RecordProblem
+from tasks.common.read_report import ReadReport, RecordProblem, object_with_id, tolerate
 
 NUM_VISUAL_FEATURES = 20
 
@@ -128,19 +128,11 @@ def _key_phrases(record, with_labels: bool) -> Optional[List[List[str]]]:
 
 
 def parse_record(record: Any, with_labels: bool, repairs: List[RecordProblem]) -> OpenKpPage:
-  if not isinstance(record, dict):
-    raise RecordProblem("not an object", "(line)", f"expected a JSON object, got "
-                                              f"{type(record).__name__}")
-  url = record.get("url")
-  if not isinstance(url, str) or not url:
-    raise RecordProblem("missing field", "url", "missing or not a non-empty string")
+  url = object_with_id(record, "line", "url")
   text = record.get("text")
   if not isinstance(text, str) or not text.strip():
-    problem = RecordProblem("missing text", "text", "missing, empty or not a string")
-    if with_labels:
-      raise problem
-    problem.detail += "; an empty prediction will be written"
-    repairs.append(problem)
+    tolerate(RecordProblem("missing text", "text", "missing, empty or not a string"),
+             with_labels, repairs, "an empty prediction will be written")
     text = ""
   words = text.split(" ") if text else []   # VDOM word indices count single-space words
   elements = parse_vdom(record.get("VDOM"), len(words), repairs)

@@ -27,6 +27,7 @@ import numpy as np
 
 from etc_realformer.data import vocab
 from etc_realformer.data.span_tokenization import OffsetTokenizer
+from tasks.common import feature_config
 from tasks.openkp.data import NUM_VISUAL_FEATURES, OpenKpPage
 
 MODEL_FEATURES = ("token_ids", "sentence_ids", "global_token_ids", "word_ids", "num_words")
@@ -38,17 +39,11 @@ _CONTINUOUS = (0, 1, 2, 3, 8, 10, 11, 12, 13, 18)
 
 
 @dataclasses.dataclass
-class OpenKpFeatureConfig:
-  """Lengths of the converted features."""
-  long_seq_len: int = 4096
+class OpenKpFeatureConfig(feature_config.FeatureConfig):
+  """Lengths of the converted features (long_seq_len 4096)."""
   global_seq_len: int = 512
   max_phrase_words: int = 5
   max_key_phrases: int = 3
-
-  def __post_init__(self):
-    for name in ("long_seq_len", "global_seq_len", "max_phrase_words", "max_key_phrases"):
-      if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
-        raise ValueError(f"{name}: must be a positive integer, got {getattr(self, name)!r}")
 
 
 def feature_lengths(config: OpenKpFeatureConfig) -> Dict[str, int]:

@@ -17,11 +17,9 @@ import tensorflow as tf
 import tf_keras
 
 from etc_realformer.config import EtcConfig
-from tasks.common.task_model import TaskModel
 from etc_realformer.layers.scopes import build_in_scope
+from tasks.common.task_model import NEG, TaskModel  # pylint: disable=unused-import  (NEG re-exported)
 from tasks.openkp.data import NUM_VISUAL_FEATURES
-
-NEG = -10000.0
 
 
 class OpenKpModel(TaskModel):
@@ -32,6 +30,8 @@ class OpenKpModel(TaskModel):
     implementation: "blocked" or "dense" (see EtcModel).
     max_phrase_words: the largest n-gram scored (5 in the ETC paper).
   """
+
+  metric_names = ("loss", "top1_in_gold")
 
   def __init__(self, config: Union[EtcConfig, Dict[str, Any]], implementation: str = "blocked",
                max_phrase_words: int = 5, **kwargs):
@@ -48,7 +48,6 @@ class OpenKpModel(TaskModel):
     self.scorers = [tf_keras.layers.Dense(1, kernel_initializer=init(), name=f"score_{n}")
                     for n in range(1, max_phrase_words + 1)]
     self.heads = self.scorers
-    self.tracked = {name: tf_keras.metrics.Mean(name) for name in ("loss", "top1_in_gold")}
 
   def build(self, input_shape=None):
     build_in_scope(self.visual_projection, [None, NUM_VISUAL_FEATURES])

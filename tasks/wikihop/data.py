@@ -17,8 +17,9 @@ Every message reads "<file>: item <index> (id <id>): field '<name>': <what is wr
 import dataclasses
 from typing import Any, List, Optional, Tuple
 
-from tasks.common.read_report import ReadReport, RecordProblem, collect_records
-from tasks.common.json_files import load_json
+from tasks.common import json_files
+from tasks.common.read_report import (ReadReport, RecordProblem, object_with_id, read_array,
+                                       tolerate)
 
 
 class WikiHopDataError(ValueError):
@@ -60,14 +61,7 @@ class WikiHopExample:
 
 def load_items(path: str) -> List[Any]:
   """The items of a WikiHop file; FileNotFoundError / WikiHopDataError name the file."""
-  try:
-    data = load_json(path, "WikiHop")
-  except ValueError as e:
-    raise WikiHopDataError(str(e)) from None
-  if not isinstance(data, list):
-    raise WikiHopDataError(f"{path}: expected a JSON array of items, got a JSON "
-                           f"{type(data).__name__}")
-  return data
+  return json_files.load_json_array(path, "WikiHop", "items", WikiHopDataError)
 
 
 def _string_list(item, field: str, with_labels: bool, repairs: List[RecordProblem]) -> List[str]:
@@ -93,28 +87,18 @@ def _string_list(item, field: str, with_labels: bool, repairs: List[RecordProble
 
 def parse_item(item: Any, with_labels: bool, repairs: List[RecordProblem]) -> WikiHopExample:
   """One JSON item -> WikiHopExample; raises RecordProblem (skip) or appends to `repairs`."""
-  if not isinstance(item, dict):
-    raise RecordProblem("not an object", "(item)", f"expected a JSON object, got {type(item).__name__}")
-  example_id = item.get("id")
-  if not isinstance(example_id, str) or not example_id:
-    raise RecordProblem("missing field", "id", "missing or not a non-empty string")
+  example_id = object_with_id(item, "item", "id")
   query = item.get("query")
   if not isinstance(query, str) or not query.strip():
-    problem = RecordProblem("missing field", "query", "missing, empty or not a string")
-    if with_labels:
-      raise problem
-    problem.detail += "; predicted from the documents alone"
-    repairs.append(problem)
+    tolerate(RecordProblem("missing field", "query", "missing, empty or not a string"),
+             with_labels, repairs, "predicted from the documents alone")
     query = ""
   try:
     raw_candidates = _string_list(item, "candidates", with_labels, repairs)
     if not raw_candidates:
       raise RecordProblem("no candidates", "candidates", "the list is empty")
   except RecordProblem as problem:
-    if with_labels:
-      raise
-    problem.detail += "; an empty answer will be predicted"
-    repairs.append(problem)
+    tolerate(problem, with_labels, repairs, "an empty answer will be predicted")
     raw_candidates = []
   candidates = []
   for candidate in raw_candidates:
@@ -123,10 +107,7 @@ def parse_item(item: Any, with_labels: bool, repairs: List[RecordProblem]) -> Wi
   try:
     supports = _string_list(item, "supports", with_labels, repairs)
   except RecordProblem as problem:
-    if with_labels:
-      raise
-    problem.detail += "; predicted from the candidates alone"
-    repairs.append(problem)
+    tolerate(problem, with_labels, repairs, "predicted from the candidates alone")
     supports = []
   example = WikiHopExample(example_id, query.strip().lower(), candidates, supports)
   if with_labels:
@@ -144,11 +125,6 @@ def parse_item(item: Any, with_labels: bool, repairs: List[RecordProblem]) -> Wi
 
 def read_examples(path: str, with_labels: bool) -> Tuple[List[WikiHopExample], ReadReport]:
   """Reads and checks a WikiHop file; see the module docstring for the two modes."""
-  items = load_items(path)
-  report = ReadReport(path=path, records=len(items))
-  examples = collect_records(items, report,
-                             lambda item, repairs: parse_item(item, with_labels, repairs),
-                             "id", "item", lambda example: example.example_id)
-  if not examples:
-    raise WikiHopDataError(f"{path}: no usable item.\n{report.summary()}")
-  return examples, report
+  return read_array(path, load_items(path),
+                    lambda item, repairs: parse_item(item, with_labels, repairs),
+                    "id", "item", lambda example: example.example_id, WikiHopDataError)

@@ -38,6 +38,7 @@ import numpy as np
 
 from etc_realformer.data import vocab
 from etc_realformer.data.span_tokenization import OffsetTokenizer, Pieces, split_words
+from tasks.common import feature_config
 from tasks.wikihop.data import WikiHopExample
 
 SEGMENT_CANDIDATE, SEGMENT_QUERY, SEGMENT_PARAGRAPH, SEGMENT_SENTENCE = 0, 1, 2, 3
@@ -50,21 +51,12 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 @dataclasses.dataclass
-class WikiHopFeatureConfig:
-  """Lengths of the converted features."""
-  long_seq_len: int = 4096
+class WikiHopFeatureConfig(feature_config.FeatureConfig):
+  """Lengths of the converted features (long_seq_len 4096)."""
   global_seq_len: int = 430
   max_query_pieces: int = 32
   max_candidate_pieces: int = 16
   mark_subject_matches: bool = False
-
-  def __post_init__(self):
-    for name in ("long_seq_len", "global_seq_len", "max_query_pieces", "max_candidate_pieces"):
-      if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
-        raise ValueError(f"{name}: must be a positive integer, got {getattr(self, name)!r}")
-    if not isinstance(self.mark_subject_matches, bool):
-      raise ValueError(f"mark_subject_matches: must be true or false, got "
-                       f"{self.mark_subject_matches!r}")
 
 
 class CandidatesDoNotFit(ValueError):
@@ -73,11 +65,8 @@ class CandidatesDoNotFit(ValueError):
 
 def feature_lengths(config: WikiHopFeatureConfig) -> Dict[str, int]:
   """Length of every stored feature (0 = a scalar)."""
-  lengths = {"label": 0, "candidate_mask": config.global_seq_len}
-  for name in MODEL_FEATURES:
-    is_global = name.startswith("global") or name == "ignore_hard_g2l_mask"
-    lengths[name] = config.global_seq_len if is_global else config.long_seq_len
-  return lengths
+  return feature_config.feature_lengths(config, ("label", "candidate_mask") + MODEL_FEATURES,
+                                        ("candidate_mask",), ("label",))
 
 
 def split_sentences(text: str) -> List[Tuple[int, int]]:

@@ -1,0 +1,68 @@
+"""What every task's `features:` section shares: the two input lengths, checks of its settings,
+and the length of each stored feature from whether it belongs to the long or the global input."""
+
+import dataclasses
+from typing import Dict, Iterable
+
+# Model features of the global input besides the ones named global_*.
+GLOBAL_MODEL_FEATURES = ("ignore_hard_g2l_mask",)
+
+
+def check_positive_ints(config, names: Iterable[str]) -> None:
+  """ValueError naming the first of `names` that is not a positive integer (a bool is not)."""
+  for name in names:
+    value = getattr(config, name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+      raise ValueError(f"{name}: must be a positive integer, got {value!r}")
+
+
+def check_int_fields(config) -> None:
+  """check_positive_ints over every int field of a feature-config dataclass."""
+  check_positive_ints(config, [f.name for f in dataclasses.fields(config) if f.type in (int, "int")])
+
+
+def feature_lengths(config, names: Iterable[str], global_names: Iterable[str] = (),
+                    scalar_names: Iterable[str] = ()) -> Dict[str, int]:
+  """{feature: stored length}: 0 for a scalar, global_seq_len for a global_* feature (or one of
+  `global_names` or GLOBAL_MODEL_FEATURES), long_seq_len for the rest."""
+  global_names = set(global_names) | set(GLOBAL_MODEL_FEATURES)
+  scalar_names = set(scalar_names)
+  lengths = {}
+  for name in names:
+    if name in scalar_names:
+      lengths[name] = 0
+    elif name.startswith("global") or name in global_names:
+      lengths[name] = config.global_seq_len
+    else:
+      lengths[name] = config.long_seq_len
+  return lengths
+
+
+@dataclasses.dataclass
+class FeatureConfig:
+  """The input lengths every task has; a task's config subclasses it, adds its own fields and
+  checks them in `check` (int fields must be positive, bool fields true or false)."""
+  long_seq_len: int = 4096
+  global_seq_len: int = 256
+
+  def __post_init__(self):
+    check_int_fields(self)
+    for field in dataclasses.fields(self):
+      value = getattr(self, field.name)
+      if field.type in (bool, "bool") and not isinstance(value, bool):
+        raise ValueError(f"{field.name}: must be true or false, got {value!r}")
+    self.check()
+
+  def check(self) -> None:
+    """The task's own consistency checks (ValueError naming the setting)."""
+
+  def check_question_room(self, name: str, global_use: str, long_use: str) -> None:
+    """ValueError unless `name` question pieces leave a global slot (besides CLS) and a long
+    slot for the rest of the input."""
+    pieces = getattr(self, name)
+    if pieces + 1 >= self.global_seq_len:
+      raise ValueError(f"{name}: {pieces} leaves no global slot for {global_use} in "
+                       f"global_seq_len {self.global_seq_len}")
+    if pieces >= self.long_seq_len:
+      raise ValueError(f"{name}: {pieces} leaves no long slot for {long_use} in long_seq_len "
+                       f"{self.long_seq_len}")
