@@ -47,7 +47,7 @@ def test_pieces_windows_and_candidate_map(tok):
                                          fl.html_marker_id("</P>"), fl.html_marker_id("<Ul>"),
                                          fl.html_marker_id("<Li>"), W("c")]
   # Global: CLS, 3 question tokens, one token per top-level candidate touching the window.
-  assert f["global_token_ids"].tolist() == [vocab.CLS_ID] + [vocab.NQ_QUESTION_ID] * 3 + [
+  assert f["global_token_ids"].tolist() == [vocab.CLS_ID] + [fl.QUESTION_ID] * 3 + [
       vocab.PARAGRAPH_ID] * 2
   assert f["sentence_ids"].tolist() == [1, 2, 3, 4, 4, 4, 4, 5, 5, 5]
   assert f["global_segment_ids"].tolist() == [0, 0, 0, 0, 1, 3]     # paragraph, list
@@ -59,7 +59,7 @@ def test_pieces_windows_and_candidate_map(tok):
   last = features[3]      # pieces 12..17: "</Ul>" then the second paragraph; one padding slot
   assert last["token_ids"].tolist()[-1] == 0 and last["sentence_ids"].tolist() == [
       1, 2, 3, 4, 5, 5, 5, 5, 5, 0]
-  assert last["global_token_ids"].tolist() == [vocab.CLS_ID] + [vocab.NQ_QUESTION_ID] * 3 + [
+  assert last["global_token_ids"].tolist() == [vocab.CLS_ID] + [fl.QUESTION_ID] * 3 + [
       vocab.PARAGRAPH_ID] * 2
 
 

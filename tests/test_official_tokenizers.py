@@ -196,14 +196,14 @@ def test_etc_sentencepiece_special_ids(spm_file):
 
 
 def test_global_ids_of_the_official_converters():
-  assert vocab.global_ids_for("wordpiece") == vocab.GlobalTokenIds(
+  assert hotpot_features.global_ids_for("wordpiece") == hotpot_features.GlobalTokenIds(
       cls=101, sentence=1, cpc_mask=2, question=3, candidate=4, paragraph=5)
   # HotpotQA with the SentencePiece model: <unused_39..42>; sentence and CPC keep 1 and 2.
-  assert vocab.global_ids_for("sentencepiece") == vocab.GlobalTokenIds(
+  assert hotpot_features.global_ids_for("sentencepiece") == hotpot_features.GlobalTokenIds(
       cls=40, sentence=1, cpc_mask=2, question=41, candidate=42, paragraph=43)
-  assert vocab.NQ_QUESTION_ID == 35
+  assert nq_features.QUESTION_ID == 35
   with pytest.raises(ValueError, match="'bpe'"):
-    vocab.global_ids_for("bpe")
+    hotpot_features.global_ids_for("bpe")
 
 
 def test_sentencepiece_mask_is_needed_only_for_pretraining(tmp_path):

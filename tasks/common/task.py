@@ -77,6 +77,13 @@ class Task(abc.ABC):
   gold_help: str = ""
   flag_aliases: Dict[str, str] = {}
 
+  REQUIRED = ("name", "title", "model_class", "predictor_class", "metrics")
+
+  def __init__(self):
+    missing = [attribute for attribute in self.REQUIRED if not getattr(self, attribute)]
+    if missing:
+      raise TypeError(f"{type(self).__name__} does not set {', '.join(missing)} (tasks.common.task)")
+
   @property
   def feature_config_class(self) -> type:
     return self.predictor_class.feature_config_class

@@ -6,7 +6,7 @@ Layout of one example (Q question pieces, paragraphs in file order):
   long:   q_1 .. q_Q       | per paragraph p: title pieces, sentence 1 pieces, ... | padding
 
   global ids of CLS / PARAGRAPH / SENTENCE: 101 / 5 / 1 with WordPiece, 40 / 43 / 1 with the
-    ETC-large SentencePiece model, as the official converter (`vocab.global_ids_for`); TITLE 6.
+    ETC-large SentencePiece model, as the official converter (`global_ids_for`); TITLE 6.
 
   sentence_ids (owner of each long token): question piece i -> global q_i; title pieces -> the
     paragraph's TITLE token; sentence pieces -> their SENTENCE token.
@@ -46,6 +46,37 @@ MODEL_FEATURES = ("token_ids", "segment_ids", "sentence_ids", "long_paragraph_id
                   "ignore_hard_g2l_mask")
 LABEL_FEATURES = ("answer_type", "answer_begin", "answer_end", "sp_labels", "sp_mask",
                   "span_mask")
+
+
+@dataclasses.dataclass(frozen=True)
+class GlobalTokenIds:
+  """The ids a converter puts in `global_token_ids` for each kind of global token."""
+  cls: int
+  sentence: int
+  cpc_mask: int
+  question: int
+  candidate: int
+  paragraph: int
+
+
+# BERT uncased: [CLS] and [unused0..4].
+WORDPIECE_GLOBAL_IDS = GlobalTokenIds(cls=vocab.CLS_ID, sentence=vocab.SENTENCE_ID,
+                                      cpc_mask=vocab.CPC_MASK_ID, question=vocab.QUESTION_ID,
+                                      candidate=vocab.CANDIDATE_ID,
+                                      paragraph=vocab.PARAGRAPH_ID)
+# The official HotpotQA converter with the ETC-large SentencePiece model: "<unused_39..42>" for
+# CLS, question, candidate and paragraph; sentence and CPC keep the pretraining ids 1 and 2.
+SENTENCEPIECE_GLOBAL_IDS = GlobalTokenIds(cls=40, sentence=vocab.SENTENCE_ID,
+                                          cpc_mask=vocab.CPC_MASK_ID, question=41, candidate=42,
+                                          paragraph=43)
+
+
+def global_ids_for(tokenizer_kind: str) -> GlobalTokenIds:
+  """HotpotQA's global ids for a "wordpiece" or "sentencepiece" tokenizer (`Tokenizer.kind`)."""
+  tables = {"wordpiece": WORDPIECE_GLOBAL_IDS, "sentencepiece": SENTENCEPIECE_GLOBAL_IDS}
+  if tokenizer_kind not in tables:
+    raise ValueError(f"tokenizer kind {tokenizer_kind!r}: expected one of {sorted(tables)}")
+  return tables[tokenizer_kind]
 
 
 @dataclasses.dataclass
@@ -182,7 +213,7 @@ def convert_example(example: HotpotExample, tokenizer: OffsetTokenizer,
   f = {name: np.zeros([n], np.int64) if n else np.int64(0)
        for name, n in feature_lengths(config).items()}
   num_q = len(q_ids)
-  global_ids = vocab.global_ids_for(tokenizer.tokenizer.kind)   # official ids per vocabulary
+  global_ids = global_ids_for(tokenizer.tokenizer.kind)   # official ids per vocabulary
   f["global_token_ids"][0] = global_ids.cls
   f["global_token_ids"][1:1 + num_q] = q_ids
   f["ignore_hard_g2l_mask"][:1 + num_q] = 1

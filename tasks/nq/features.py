@@ -44,6 +44,9 @@ from tasks.nq.data import NULL_SPAN, Annotation, NqExample, Span
 
 NULL, YES, NO, LONG, SHORT = range(5)
 ANSWER_TYPES = ("null", "yes", "no", "long", "short")
+# Global id of question tokens (the official converter's): "[unused34]" in BERT uncased,
+# "<unused_34>" in the ETC SentencePiece model.
+QUESTION_ID = 35
 SEGMENT_QUESTION = 0
 KIND_SEGMENTS = {"P": 1, "TABLE": 2, "TR": 2, "UL": 3, "OL": 3, "LI": 3, "DL": 3, "DT": 3,
                  "DD": 3}
@@ -259,7 +262,7 @@ def convert_example(example: NqExample, tokenizer: OffsetTokenizer, config: NqFe
     f["token_ids"][num_q:num_q + n] = ids[start:end]
     f["sentence_ids"][:num_q] = np.arange(1, 1 + num_q)
     f["global_token_ids"][0] = tokenizer.tokenizer.cls_id   # the official converter's choice
-    f["global_token_ids"][1:1 + num_q] = vocab.NQ_QUESTION_ID
+    f["global_token_ids"][1:1 + num_q] = QUESTION_ID
     f["ignore_hard_g2l_mask"][:1 + num_q] = 1
     if n:
       first_top = int(piece_top[start])

@@ -1,0 +1,81 @@
+"""Every task implements the one contract (tasks.common.task.Task) the same way, and the encoder
+library knows nothing of tasks."""
+
+import importlib
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tasks.common import feature_config
+from tasks.common.serving import TaskPredictor
+from tasks.common.task import Task
+from tasks.common.task_model import TaskModel
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TASKS = ("hotpotqa", "nq", "openkp", "wikihop")
+
+
+def test_every_task_folder_has_the_same_modules():
+  listings = {name: sorted(f for f in os.listdir(os.path.join(ROOT, "tasks", name))
+                           if f.endswith(".py"))
+              for name in TASKS}
+  assert all(files == listings["wikihop"] for files in listings.values()), listings
+  assert "task.py" in listings["wikihop"] and "__main__.py" in listings["wikihop"]
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_each_task_implements_the_contract(name):
+  task = importlib.import_module(f"tasks.{name}.task").TASK
+  assert isinstance(task, Task) and task.name == name
+  assert issubclass(task.model_class, TaskModel)
+  assert issubclass(task.predictor_class, TaskPredictor)
+  assert issubclass(task.feature_config_class, feature_config.FeatureConfig)
+  assert task.predictor_class.input_features and task.predictor_class.output_names
+  assert callable(task.metrics.evaluate) and callable(task.metrics.format_metrics)
+  assert set(task.headline_keys) and os.path.exists(task.default_config())
+  # The export signature covers what the predictor feeds the model.
+  config = task.feature_config_class()
+  assert set(task.export_inputs(config)) == set(task.predictor_class.input_features)
+
+
+def test_a_task_missing_part_of_the_contract_is_a_clear_error():
+  class Half(Task):  # pylint: disable=abstract-method
+    name = "half"
+
+    def read_examples(self, path, with_labels):
+      return [], None
+
+    def training_texts(self, train_file):
+      return []
+
+    def labelled_features(self, *args):
+      return []
+
+    def feature_lengths(self, feature_config):
+      return {}
+
+    def baselines(self, examples):
+      return {}
+
+  with pytest.raises(TypeError, match="does not set title, model_class, predictor_class"):
+    Half()
+
+
+def test_the_encoder_library_does_not_import_tasks():
+  for folder, _, files in os.walk(os.path.join(ROOT, "etc_realformer")):
+    for file in files:
+      if file.endswith(".py"):
+        with open(os.path.join(folder, file), encoding="utf-8") as f:
+          text = f.read()
+        assert "from tasks" not in text and "import tasks" not in text, file
+        assert "synthetic_data" not in text, file
+
+
+def test_the_driver_names_an_unknown_command():
+  result = subprocess.run([sys.executable, "-m", "tasks.openkp", "frobnicate"], cwd=ROOT,
+                          capture_output=True, text=True, check=False)
+  assert result.returncode != 0
+  assert "unknown command 'frobnicate'; expected one of finetune, predict" in result.stderr
+  assert "Traceback" not in result.stderr
