@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 RESIDUAL_MODES = ("none", "sum", "mean")
 RESIDUAL_PATHS = ("global", "local")
@@ -151,6 +151,11 @@ class EtcConfig:
   def subset(self, keys: Sequence[str]) -> Dict[str, Any]:
     """{key: value} for the fields named in `keys` (one layer's share of the config)."""
     return {key: getattr(self, key) for key in keys}
+
+  @classmethod
+  def coerce(cls, config: Union["EtcConfig", Dict[str, Any]]) -> "EtcConfig":
+    """An EtcConfig as it is, or one built from its dict (what models accept as `config`)."""
+    return config if isinstance(config, cls) else cls.from_dict(dict(config))
 
   @classmethod
   def from_dict(cls, values: Dict[str, Any], source: str = "config") -> "EtcConfig":

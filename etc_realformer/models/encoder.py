@@ -28,9 +28,7 @@ class EtcModel(tf_keras.Model):
   def __init__(self, config: Union[EtcConfig, Dict[str, Any]], implementation: str = "blocked",
                **kwargs):
     super().__init__(**kwargs)
-    if not isinstance(config, EtcConfig):
-      config = EtcConfig.from_dict(dict(config))
-    self.etc_config = config
+    self.etc_config = config = EtcConfig.coerce(config)
     self.implementation = implementation
     self.embeddings = EtcEmbeddings(
         vocab_size=config.vocab_size, hidden_size=config.hidden_size,

@@ -37,9 +37,7 @@ class EtcPretrainingModel(LossModel):
                cpc_loss_weight: float = 0.2, cpc_group_size: int = 0,
                implementation: str = "blocked", **kwargs):
     super().__init__(**kwargs)
-    if not isinstance(config, EtcConfig):
-      config = EtcConfig.from_dict(dict(config))
-    self.etc_config = config
+    self.etc_config = config = EtcConfig.coerce(config)
     self.mlm_loss_weight = float(mlm_loss_weight)
     self.cpc_loss_weight = float(cpc_loss_weight)
     self.cpc_group_size = int(cpc_group_size)

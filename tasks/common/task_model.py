@@ -65,9 +65,7 @@ class TaskModel(LossModel):
   def __init__(self, config: Union[EtcConfig, Dict[str, Any]], implementation: str = "blocked",
                **kwargs):
     super().__init__(**kwargs)
-    if not isinstance(config, EtcConfig):
-      config = EtcConfig.from_dict(dict(config))
-    self.etc_config = config
+    self.etc_config = config = EtcConfig.coerce(config)
     self.implementation = implementation
     self.encoder = EtcModel(config, implementation=implementation, name="encoder")
     self.heads: List[tf_keras.layers.Layer] = []
