@@ -14,6 +14,14 @@ The same seed always gives identical items (one `random.Random(seed)`, fixed-ord
 Generate train and dev with different seeds: `ensure_demo_data` uses `seed` and
 `seed + DEV_SEED_OFFSET`, so their ids and items differ. Pure Python: importing this module,
 generating items or writing them never loads TensorFlow.
+
+Splits about unseen entities (`names="unseen"`) draw every name from `UNSEEN_LEXICON`: pools
+shaped like `LEXICON`'s with none of its words (only the affixes "O'" and "-on-Sea/Hill/Marsh",
+`NAME_AFFIX_WORDS`, are common to both), so a model that memorised the train names gains
+nothing on them; template words (occupations, "Works", "River", ...) are shared.
+`ensure_demo_data` writes two: dev_unseen (`seed + UNSEEN_DEV_SEED_OFFSET`) and test_unseen
+(`seed + UNSEEN_TEST_SEED_OFFSET`), each of `num_dev` items, each from its own generator, so
+train and dev are the same as without them.
 """
 
 from __future__ import annotations
@@ -29,10 +37,17 @@ from synthetic_data.lexicon import DIRECTIONS, MONTHS
 
 NUM_PARAGRAPHS = 10
 DEV_SEED_OFFSET = 1_000_003
+UNSEEN_DEV_SEED_OFFSET = 2_000_029
+UNSEEN_TEST_SEED_OFFSET = 3_000_017
 TRAIN_FILENAME = "synthetic_train.json"
 DEV_FILENAME = "synthetic_dev.json"
+DEV_UNSEEN_FILENAME = "synthetic_dev_unseen.json"
+TEST_UNSEEN_FILENAME = "synthetic_test_unseen.json"
 INFO_FILENAME = "synthetic_info.json"
-GENERATOR_VERSION = 1   # raise when the generated data changes: demo data is then rewritten
+# Raise when the generated data changes: demo data is then rewritten. 2: the unseen-name splits
+# (train and dev are byte-identical to version 1's).
+GENERATOR_VERSION = 2
+NAME_CHOICES = ("seen", "unseen")
 BRIDGE_KINDS = ("birth_country", "company_year", "company_town")
 COMPARISON_KINDS = ("town_country", "older", "born_first", "same_occupation")
 OCCUPATIONS = ("painter", "sculptor", "poet", "novelist", "composer", "architect", "engineer",
@@ -48,6 +63,7 @@ _LEVELS = ("easy", "medium", "hard")
 # ----------------------------------------------------------------------------- lexicon
 
 _LEXICON_SEED = 4177
+_UNSEEN_LEXICON_SEED = 90_417
 # A rare vowel about one time in twenty-five.
 _SOUNDS = lexicon.Sounds(
     onsets=("b", "br", "d", "dr", "f", "g", "gr", "h", "k", "kr", "l", "m", "n", "p", "r", "s",
@@ -65,17 +81,32 @@ _POOLS = {
 }
 
 
+_TOWN_SUFFIXES = ("Sea", "Hill", "Marsh")
+# The words `_decorate` adds (split as `lexicon.words_of` splits): shared by both lexicons.
+NAME_AFFIX_WORDS = frozenset({"o", "on"} | {suffix.lower() for suffix in _TOWN_SUFFIXES})
+
+
 def _decorate(pool: str, word: str, rng: random.Random) -> str:
   """A few last names get an apostrophe ("O'Brel"), a few towns a hyphen ("Vik-on-Sea")."""
   if pool == "last" and rng.random() < 0.08:
     return "O'" + word
   if pool == "town" and rng.random() < 0.08:
-    return word + "-on-" + rng.choice(("Sea", "Hill", "Marsh"))
+    return word + "-on-" + rng.choice(_TOWN_SUFFIXES)
   return word
 
 
 LEXICON = lexicon.build_lexicon(_LEXICON_SEED, _SOUNDS, _POOLS, max_length=9,
                                 decorate=_decorate)
+# The names of the unseen-entity splits: same shapes, no word of LEXICON (but the affixes).
+UNSEEN_LEXICON = lexicon.build_unseen_lexicon(LEXICON, _UNSEEN_LEXICON_SEED, _SOUNDS, _POOLS,
+                                              max_length=9, decorate=_decorate)
+
+
+def lexicon_for(names: str) -> lexicon.Lexicon:
+  """The lexicon of a `names` choice: "seen" (LEXICON, train and dev) or "unseen"."""
+  if names not in NAME_CHOICES:
+    raise ValueError(f"names must be one of {NAME_CHOICES}, got {names!r}")
+  return LEXICON if names == "seen" else UNSEEN_LEXICON
 
 
 # ----------------------------------------------------------------------------- the world
@@ -122,12 +153,13 @@ def _article(word: str) -> str:
 
 
 class _World:
-  """The entities of one item, with unique names, drawn from one random generator."""
+  """The entities of one item, with unique names from `lex`, drawn from one random generator."""
 
-  def __init__(self, rng: random.Random):
+  def __init__(self, rng: random.Random, lex: lexicon.Lexicon):
     self.rng = rng
+    self.lex = lex
     self.entities = {Person: [], Town: [], Company: []}
-    self.names = lexicon.FreshDraws(rng, LEXICON)
+    self.names = lexicon.FreshDraws(rng, lex)
 
   def _add(self, cls, values: dict, fields: dict):
     """Adds an entity of class `cls` from drawn `values`, overridden by `fields`."""
@@ -137,9 +169,9 @@ class _World:
 
   def person_name(self, first: Optional[str] = None, last: Optional[str] = None) -> str:
     """A fresh full name; `first` or `last` fixes that part."""
-    rng = self.rng
-    return self.names.draw(lambda: f"{first or rng.choice(LEXICON['first'])} "
-                                   f"{last or rng.choice(LEXICON['last'])}")
+    rng, lex = self.rng, self.lex
+    return self.names.draw(lambda: f"{first or rng.choice(lex['first'])} "
+                                   f"{last or rng.choice(lex['last'])}")
 
   def person(self, name: Optional[str] = None, **fields) -> Person:
     """A new person; `fields` override the drawn values (drawn all the same)."""
@@ -150,31 +182,31 @@ class _World:
     return self._add(Person, dict(
         name=name or self.person_name(), female=rng.random() < 0.5, birth=birth,
         death=None if alive else death, occupation=rng.choice(OCCUPATIONS),
-        birthplace=rng.choice(LEXICON["town"])), fields)
+        birthplace=rng.choice(self.lex["town"])), fields)
 
   def town(self, **fields) -> Town:
     """A new town with a fresh name; `fields` override the drawn values."""
     rng = self.rng
     return self._add(Town, dict(
         name=self.names.name("town"),
-        country=rng.choice(LEXICON["country"]), founded=rng.randrange(1200, 1800, 10),
-        river=rng.choice(LEXICON["river"])), fields)
+        country=rng.choice(self.lex["country"]), founded=rng.randrange(1200, 1800, 10),
+        river=rng.choice(self.lex["river"])), fields)
 
   def company(self, **fields) -> Company:
     """A new company with a fresh name; `fields` override the drawn values."""
-    rng, suffix = self.rng, self.rng.choice(sorted(INDUSTRIES))
+    rng, lex, suffix = self.rng, self.lex, self.rng.choice(sorted(INDUSTRIES))
     return self._add(Company, dict(
-        name=self.names.draw(lambda: f"{rng.choice(LEXICON['company'])} {suffix}"),
-        industry=INDUSTRIES[suffix], town=rng.choice(LEXICON["town"]),
+        name=self.names.draw(lambda: f"{rng.choice(lex['company'])} {suffix}"),
+        industry=INDUSTRIES[suffix], town=rng.choice(lex["town"]),
         established=rng.randint(1840, 2000)), fields)
 
 
 # ----------------------------------------------------------------------------- paragraphs
 
 
-def _other(rng: random.Random, pool: str, exclude: str) -> str:
-  """A name from a lexicon pool other than `exclude`."""
-  return rng.choice([name for name in LEXICON[pool] if name != exclude])
+def _other(rng: random.Random, lex: lexicon.Lexicon, pool: str, exclude: str) -> str:
+  """A name from a pool of `lex` other than `exclude`."""
+  return rng.choice([name for name in lex[pool] if name != exclude])
 
 
 def _compose(rng: random.Random, intro: str, facts: Dict[str, str], fillers: List[str],
@@ -210,10 +242,10 @@ def _person_paragraph(rng: random.Random, p: Person, world: _World):
     facts["founded"] = rng.choice((
         f"{he} later founded {p.company}, which {he.lower()} led for many years.",
         f"{he} is best known as the founder of {p.company}."))
-  year, lex = p.birth[0], LEXICON
+  year, lex = p.birth[0], world.lex
   fillers = [
       f"In {year + rng.randint(18, 40)}, {he.lower()} moved to "
-      f"{_other(rng, 'town', p.birthplace)} with {his} family.",
+      f"{_other(rng, lex, 'town', p.birthplace)} with {his} family.",
       f"{he} married the {rng.choice(OCCUPATIONS)} {world.person_name()} in "
       f"{year + rng.randint(20, 35)}.",
       f"{he} received the {rng.choice(lex['company'])} Prize in {year + rng.randint(30, 60)}.",
@@ -222,7 +254,7 @@ def _person_paragraph(rng: random.Random, p: Person, world: _World):
   return _compose(rng, intro, facts, fillers)
 
 
-def _town_paragraph(rng: random.Random, t: Town, _: _World):
+def _town_paragraph(rng: random.Random, t: Town, world: _World):
   """The country in the first sentence or a later one, then fillers."""
   facts = {}
   if rng.random() < 0.6:
@@ -232,19 +264,20 @@ def _town_paragraph(rng: random.Random, t: Town, _: _World):
   else:
     intro = f"{t.name} is a town on the {t.river} River."
     facts["country"] = f"It lies in the {rng.choice(DIRECTIONS)} of {t.country}."
-  lex = LEXICON
+  lex = world.lex
   fillers = [
       f"The town was founded in {t.founded}.",
       f"As of {rng.randint(1990, 2020)}, it had a population of {rng.randint(2, 60)},"
       f"{rng.randint(1, 9)}00.",
       f"The {t.river} River flows through the centre of the town.",
       f"{t.name} is known for its {rng.choice(LANDMARKS)} and its {rng.choice(LANDMARKS)}.",
-      f"It is twinned with {_other(rng, 'town', t.name)}, a town in {rng.choice(lex['country'])}.",
+      f"It is twinned with {_other(rng, lex, 'town', t.name)}, a town in "
+      f"{rng.choice(lex['country'])}.",
   ]
   return _compose(rng, intro, facts, fillers, in_intro="country")
 
 
-def _company_paragraph(rng: random.Random, c: Company, _: _World):
+def _company_paragraph(rng: random.Random, c: Company, world: _World):
   """Industry and home town (first sentence or a later one), founding year, fillers."""
   facts = {"established": rng.choice((f"The company was established in {c.established}.",
                                       f"The company was founded in {c.established} "
@@ -254,10 +287,10 @@ def _company_paragraph(rng: random.Random, c: Company, _: _World):
   else:
     intro = f"{c.name} is {_article(c.industry)} company with a long history."
     facts["town"] = f"Its headquarters are in {c.town}, near the railway station."
-  lex, later = LEXICON, c.established + rng.randint(5, 25)
+  lex, later = world.lex, c.established + rng.randint(5, 25)
   fillers = [
       f"Its best-known product is the {rng.choice(lex['company'])} {rng.choice(PRODUCTS)}.",
-      f"In {later}, it opened a second office in {_other(rng, 'town', c.town)}.",
+      f"In {later}, it opened a second office in {_other(rng, lex, 'town', c.town)}.",
       f"The company employs about {rng.randint(2, 9)}00 people.",
       f"It was listed on the stock exchange of {rng.choice(lex['country'])} in {later}.",
   ]
@@ -303,7 +336,7 @@ def _comparison(w: _World, kind: str):
     a = w.town()
     same = _flip(rng)
     b = w.town(country=a.country) if same else w.town(
-        country=rng.choice([c for c in LEXICON["country"] if c != a.country]))
+        country=rng.choice([c for c in w.lex["country"] if c != a.country]))
     q = rng.choice((f"Are {a.name} and {b.name} in the same country?",
                     f"Do {a.name} and {b.name} lie in the same country?"))
     return q, "yes" if same else "no", [(a, "country"), (b, "country")], (2, 4, 2)
@@ -359,9 +392,9 @@ def _check(condition: bool, message: str) -> None:
     raise AssertionError(message)
 
 
-def _example(rng: random.Random, seed: int, index: int) -> dict:
-  """One item in the official format."""
-  w = _World(rng)
+def _example(rng: random.Random, seed: int, index: int, names: str = "seen") -> dict:
+  """One item in the official format, its names from `lexicon_for(names)`."""
+  w = _World(rng, lexicon_for(names))
   bridge = _flip(rng)
   kind = rng.choice(BRIDGE_KINDS if bridge else COMPARISON_KINDS)
   question, answer, gold, counts = (_bridge if bridge else _comparison)(w, kind)
@@ -376,7 +409,9 @@ def _example(rng: random.Random, seed: int, index: int) -> dict:
   if answer not in ("yes", "no"):
     support = [paragraphs[t][0][i] for t, i in facts]
     _check(any(answer in s for s in support), f"{answer!r} not in {support!r}")
-  digest = hashlib.sha1(f"synthetic-hotpotqa:{seed}:{index}".encode("utf-8")).hexdigest()
+  # Unseen-name items hash under their own prefix: their ids never repeat a seen item's.
+  prefix = "synthetic-hotpotqa" if names == "seen" else f"synthetic-hotpotqa-{names}"
+  digest = hashlib.sha1(f"{prefix}:{seed}:{index}".encode("utf-8")).hexdigest()
   return {"_id": digest[:24], "question": question, "answer": answer,
           "supporting_facts": facts, "context": context,
           "type": "bridge" if bridge else "comparison", "level": level}
@@ -385,47 +420,66 @@ def _example(rng: random.Random, seed: int, index: int) -> dict:
 # ----------------------------------------------------------------------------- public API
 
 
-def generate_examples(num_examples: int, seed: int = 0) -> List[dict]:
+def generate_examples(num_examples: int, seed: int = 0, names: str = "seen") -> List[dict]:
   """Generates HotpotQA-style items.
 
   Args:
     num_examples: How many items.
     seed: The same seed gives identical items; use different seeds for train and dev.
+    names: "seen" draws the names from `LEXICON` (train, dev), "unseen" from `UNSEEN_LEXICON`
+      (entities a model trained on the seen names never met; the ids differ from seen ones).
 
   Returns:
     A list of dicts with the official keys (`_id`, `question`, `answer`, `supporting_facts`,
     `context`, `type`, `level`).
   """
+  lexicon_for(names)  # fails early on an unknown choice
   rng = random.Random(seed)
-  return [_example(rng, seed, i) for i in range(num_examples)]
+  return [_example(rng, seed, i, names) for i in range(num_examples)]
 
 
-def write_dataset(path: str, num_examples: int, seed: int = 0) -> str:
-  """Writes `generate_examples(num_examples, seed)` as one UTF-8 JSON array; returns `path`."""
-  return writer.write_json(path, generate_examples(num_examples, seed))
+def write_dataset(path: str, num_examples: int, seed: int = 0, names: str = "seen") -> str:
+  """Writes `generate_examples(num_examples, seed, names)` as one UTF-8 JSON array; returns
+  `path`."""
+  return writer.write_json(path, generate_examples(num_examples, seed, names))
+
+
+def _splits(seed: int) -> Dict[str, Tuple[str, int, str]]:
+  """Split -> (file name, seed, names), in writing order."""
+  return {"train": (TRAIN_FILENAME, seed, "seen"),
+          "dev": (DEV_FILENAME, seed + DEV_SEED_OFFSET, "seen"),
+          "dev_unseen": (DEV_UNSEEN_FILENAME, seed + UNSEEN_DEV_SEED_OFFSET, "unseen"),
+          "test_unseen": (TEST_UNSEEN_FILENAME, seed + UNSEEN_TEST_SEED_OFFSET, "unseen")}
 
 
 def ensure_demo_data(directory: str, num_train: int, num_dev: int,
-                     seed: int = 0) -> Tuple[str, str]:
-  """Writes the demo train and dev files unless the info file shows they were written by this
-  generator version with the same arguments (then they are reused as they are).
+                     seed: int = 0) -> Dict[str, str]:
+  """Writes the demo files unless the info file shows they were written by this generator
+  version with the same arguments (then they are reused as they are).
+
+  Every split has its own `random.Random`, so train and dev do not depend on the unseen splits.
 
   Args:
-    directory: Folder of `synthetic_train.json` and `synthetic_dev.json`.
+    directory: Folder of `synthetic_train.json`, `synthetic_dev.json`,
+      `synthetic_dev_unseen.json`, `synthetic_test_unseen.json` and the info file.
     num_train: Items in the train file.
-    num_dev: Items in the dev file.
-    seed: Train seed; dev uses `seed + DEV_SEED_OFFSET`, so dev ids and items differ.
+    num_dev: Items in the dev file, and in each unseen-name file.
+    seed: Train seed; dev uses `seed + DEV_SEED_OFFSET`, so dev ids and items differ;
+      dev_unseen `seed + UNSEEN_DEV_SEED_OFFSET` and test_unseen `seed + UNSEEN_TEST_SEED_OFFSET`,
+      both with `UNSEEN_LEXICON`'s names.
 
   Returns:
-    (train_path, dev_path).
+    {"train", "dev", "dev_unseen", "test_unseen"} -> path.
   """
-  train_path = os.path.join(directory, TRAIN_FILENAME)
-  dev_path = os.path.join(directory, DEV_FILENAME)
+  splits = _splits(seed)
+  paths = {split: os.path.join(directory, filename) for split, (filename, _, _) in splits.items()}
   info_path = os.path.join(directory, INFO_FILENAME)
   info = {"generator_version": GENERATOR_VERSION, "num_train": num_train, "num_dev": num_dev,
-          "seed": seed, "dev_seed": seed + DEV_SEED_OFFSET}
-  if not writer.is_current(info_path, info, (train_path, dev_path)):
-    write_dataset(train_path, num_train, seed)
-    write_dataset(dev_path, num_dev, seed + DEV_SEED_OFFSET)
+          "seed": seed, "dev_seed": seed + DEV_SEED_OFFSET,
+          "dev_unseen_seed": splits["dev_unseen"][1],
+          "test_unseen_seed": splits["test_unseen"][1]}
+  if not writer.is_current(info_path, info, paths.values()):
+    for split, (_, split_seed, names) in splits.items():
+      write_dataset(paths[split], num_train if split == "train" else num_dev, split_seed, names)
     writer.write_info(info_path, info)
-  return train_path, dev_path
+  return paths

@@ -1,7 +1,9 @@
 """Invented words for the synthetic data: syllables, fixed name pools and draws without repeats.
 
 Each generator builds its pools once, from a seed of its own, so every data seed shares them and
-a small WordPiece vocabulary covers train and dev alike. The order of the random draws is part of
+a small WordPiece vocabulary covers train and dev alike. A second set of pools with none of those
+words (`build_unseen_lexicon`) makes the splits about unseen entities, which test whether a model
+reads rather than remembers names. The order of the random draws is part of
 the data: the same arguments must keep giving the same words, so it never changes.
 """
 
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
 from typing import Callable, Collection, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
@@ -97,6 +100,20 @@ def build_lexicon(seed: int, sounds: Sounds, pools: Mapping[str, Pool], max_leng
   seen = set(reserved)
   return {name: _draw_pool(rng, sounds, name, pool, max_length, seen, decorate)
           for name, pool in pools.items()}
+
+
+def words_of(lex: Lexicon) -> Set[str]:
+  """Every lower-case word of a lexicon's names (names split at spaces, apostrophes, hyphens)."""
+  return {piece.lower() for names in lex.values() for name in names
+          for piece in re.split(r"[\s'\-]+", name) if piece}
+
+
+def build_unseen_lexicon(seen: Lexicon, seed: int, sounds: Sounds, pools: Mapping[str, Pool],
+                         max_length: int, reserved: Collection[str] = (),
+                         decorate: Optional[Decorate] = None) -> Lexicon:
+  """Pools shaped like `seen`'s (same sounds and pools) none of whose words occurs in `seen`:
+  the names of a split about entities a model trained on `seen` has never met."""
+  return build_lexicon(seed, sounds, pools, max_length, set(reserved) | words_of(seen), decorate)
 
 
 class FreshDraws:

@@ -30,8 +30,16 @@ every `<P>`, `<Ul>`, `<Li>`, `<Table>` and `<Tr>` in document order; `<Li>` and 
 nested (`top_level` false). Train examples carry 1 annotation, dev examples 5 with realistic
 disagreement (the >=2 non-null rule still recovers the gold answer).
 
-The same arguments always give identical output (one `random.Random(seed)`). Pure Python:
-importing or running this module never loads TensorFlow.
+Unseen entities: every name is drawn from `LEXICON`, which train and dev share, so a model can
+score on dev partly by remembering names. `UNSEEN_LEXICON` has pools of the same shape none of
+whose words occurs in `LEXICON` or in any fixed text of the pages (templates, word lists, tags,
+urls); `generate_examples(..., names="unseen")` draws every name from it, so no word of those
+names occurs in the text of a train file. `write_dataset` adds two such splits in the dev format (5
+annotations): `dev_unseen` and `test_unseen`, each with its own seed; train, simplified train
+and dev are the same as without them.
+
+The same arguments always give identical output (one `random.Random(seed)` per split). Pure
+Python: importing or running this module never loads TensorFlow.
 """
 
 from __future__ import annotations
@@ -43,13 +51,16 @@ import random
 import re
 import string
 import urllib.parse
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from synthetic_data import lexicon, writer
 from synthetic_data.lexicon import DIRECTIONS, MONTHS
 
-GENERATOR_VERSION = 1
+# 2: adds the dev_unseen and test_unseen splits (train, simplified train and dev unchanged).
+GENERATOR_VERSION = 2
 DEV_SEED_OFFSET = 1_000_003
+UNSEEN_DEV_SEED_OFFSET = 2_000_003
+UNSEEN_TEST_SEED_OFFSET = 3_000_017
 DOC_PARAGRAPHS = 8
 NUM_DEV_ANNOTATIONS = 5
 NUM_OMITTED = 2  # relations per page left unstated (targets of null questions)
@@ -58,6 +69,8 @@ CANDIDATE_TAGS = ("P", "Ul", "Li", "Table", "Tr")
 TRAIN_FILENAME = "nq-train.jsonl.gz"
 DEV_FILENAME = "nq-dev.jsonl.gz"
 TRAIN_SIMPLIFIED_FILENAME = "nq-train-simplified.jsonl.gz"
+DEV_UNSEEN_FILENAME = "nq-dev-unseen.jsonl.gz"
+TEST_UNSEEN_FILENAME = "nq-test-unseen.jsonl.gz"
 INFO_FILENAME = "synthetic_info.json"
 
 OCCUPATIONS = ("painter", "sculptor", "poet", "novelist", "composer", "chemist", "botanist",
@@ -79,6 +92,7 @@ TITLE_WORDS = (("Silent", "Golden", "Last", "Northern", "Quiet", "Broken", "Hidd
 CHILDREN = ("two", "three", "four", "five", "six", "seven")
 COMPANY_SUFFIXES = ("Works", "Mills", "Press", "Motors", "Foundry", "Textiles", "Holdings",
                     "Records")
+_URL = "https://en.wikipedia.org//w/index.php?title={title}&oldid={oldid}"
 _TOKEN_RE = re.compile(r"\w+|[^\w\s]")
 _FORMATTER = string.Formatter()
 
@@ -105,15 +119,21 @@ _POOLS = {
     "language": lexicon.Pool(20, 1, ("ish", "ic", "ese", "i")),
 }
 LEXICON = lexicon.build_lexicon(_LEXICON_SEED, _SOUNDS, _POOLS, max_length=10)
+# The names of the unseen-entity splits: `UNSEEN_LEXICON`, built below the entity types (it
+# avoids their words), from its own seed.
+_UNSEEN_LEXICON_SEED = 40_127
 
 # ----------------------------------------------------------------------------- fresh values
 
 
 class _Page(lexicon.FreshDraws):
-  """The random source of one page; values it hands out are never repeated on the page."""
+  """The random source of one page; values it hands out are never repeated on the page.
 
-  def __init__(self, rng: random.Random):
-    super().__init__(rng, LEXICON, max_tries=500)
+  Names come from `lex` (`LEXICON` or `UNSEEN_LEXICON`); the random draws do not depend on it.
+  """
+
+  def __init__(self, rng: random.Random, lex: lexicon.Lexicon = LEXICON):
+    super().__init__(rng, lex, max_tries=500)
 
   def number(self, low: int, high: int) -> str:
     """A fresh whole number from `low` to `high`, as text."""
@@ -494,6 +514,32 @@ COMPANY = EntityType(
 
 ENTITY_TYPES = (COUNTRY, TOWN, PERSON, COMPANY)
 
+# ----------------------------------------------------------------------------- unseen names
+
+
+def _fixed_words() -> Set[str]:
+  """The lower-case words of every fixed text a record can hold besides names: the templates
+  of the entity types, the word lists, the html tags and the url."""
+  texts = [*OCCUPATIONS, *INDUSTRIES, *ANIMALS, *LANDMARKS, *PRODUCTS, *SLOGANS, *TITLE_WORDS[0],
+           *TITLE_WORDS[1], *CHILDREN, *COMPANY_SUFFIXES, *MONTHS, *DIRECTIONS,
+           *CANDIDATE_TAGS, "HTML BODY H1 Th Td The", _URL]
+  for entity in ENTITY_TYPES:
+    texts += [*entity.intros, *entity.fillers, *(text for row in entity.rows for text in row)]
+    for r in entity.relations:
+      texts += [r.label, r.sentence, *r.questions, r.yes_no, r.value]
+    for topic in entity.topics:
+      texts += [*topic.questions, *topic.sentences]
+  literals = (literal for text in texts for literal, _, _, _ in _FORMATTER.parse(text))
+  return {word.lower() for literal in literals for word in re.findall(r"\w+", literal)}
+
+
+# Pools shaped like `LEXICON`'s; none of their words is a word of `LEXICON` or of the fixed texts
+# (building it draws from its own generator: `LEXICON` is unchanged).
+UNSEEN_LEXICON = lexicon.build_unseen_lexicon(LEXICON, _UNSEEN_LEXICON_SEED, _SOUNDS, _POOLS,
+                                              max_length=10, reserved=_fixed_words())
+# The `names` argument of `generate_examples` -> the lexicon the names are drawn from.
+NAME_LEXICONS = {"seen": LEXICON, "unseen": UNSEEN_LEXICON}
+
 # ----------------------------------------------------------------------------- page plan
 
 
@@ -843,18 +889,18 @@ class _Ids:
 
 
 def _example(rng: random.Random, ids: _Ids, kind: str, num_annotations: int,
-             doc_paragraphs: int) -> dict:
-  """One example of the given question kind in the original NQ format."""
+             doc_paragraphs: int, lex: lexicon.Lexicon = LEXICON) -> dict:
+  """One example of the given question kind in the original NQ format, names drawn from `lex`."""
   entity = rng.choice(ENTITY_TYPES)
-  page = _Page(rng)
+  page = _Page(rng, lex)
   plan = _plan(page, entity, kind, doc_paragraphs)
   html, facts, topics = _render(plan.subject, _blocks(page, plan))
   question, gold = _question_and_gold(page, plan, html, facts, topics)
   variants = [gold] if num_annotations == 1 else _dev_variants(
       rng, gold, kind, html.candidates, num_annotations)
   title = plan.subject
-  url = ("https://en.wikipedia.org//w/index.php?title="
-         f"{urllib.parse.quote(title.replace(' ', '_'))}&oldid={rng.randint(10**8, 10**9 - 1)}")
+  url = _URL.format(title=urllib.parse.quote(title.replace(" ", "_")),
+                    oldid=rng.randint(10**8, 10**9 - 1))
   return {
       "example_id": ids.example(),
       "question_text": question,
@@ -872,7 +918,7 @@ def _example(rng: random.Random, ids: _Ids, kind: str, num_annotations: int,
 
 
 def generate_examples(num_examples: int, seed: int, num_annotations: int = 1,
-                      doc_paragraphs: int = DOC_PARAGRAPHS) -> List[dict]:
+                      doc_paragraphs: int = DOC_PARAGRAPHS, names: str = "seen") -> List[dict]:
   """Generates synthetic NQ examples in the original format.
 
   Args:
@@ -881,19 +927,25 @@ def generate_examples(num_examples: int, seed: int, num_annotations: int = 1,
     num_annotations: 1 as in NQ train, 5 (`NUM_DEV_ANNOTATIONS`) as in NQ dev.
     doc_paragraphs: About how many `<P>` elements per page (each page draws this +-2, at
       least 3); the default gives roughly 250 to 650 tokens.
+    names: "seen" draws every name from `LEXICON` (train and dev), "unseen" from
+      `UNSEEN_LEXICON`, whose words never occur in "seen" data. Only the names differ: the
+      random draws are the same.
 
   Returns:
     Dicts ready for `json.dumps`, with the keys of the original NQ release.
   """
   if num_annotations < 1:
     raise ValueError(f"num_annotations must be >= 1, got {num_annotations}")
+  if names not in NAME_LEXICONS:
+    raise ValueError(f"names must be one of {sorted(NAME_LEXICONS)}, got {names!r}")
+  lex = NAME_LEXICONS[names]
   rng = random.Random(seed)
   ids = _Ids(rng)
   examples, kinds = [], []
   for _ in range(num_examples):
     if not kinds:  # each run of four examples has one question of each kind
       kinds = rng.sample(KINDS, len(KINDS))
-    examples.append(_example(rng, ids, kinds.pop(), num_annotations, doc_paragraphs))
+    examples.append(_example(rng, ids, kinds.pop(), num_annotations, doc_paragraphs, lex))
   return examples
 
 
@@ -928,12 +980,17 @@ def write_jsonl_gz(records: Iterable[dict], path: str) -> str:
 
 def write_dataset(directory: str, num_train: int, num_dev: int, seed: int = 0,
                   doc_paragraphs: int = DOC_PARAGRAPHS) -> Dict[str, str]:
-  """Writes train (1 annotation), dev (5 annotations) and simplified train files.
+  """Writes train (1 annotation), dev (5 annotations), simplified train and the two splits
+  about unseen entities (`num_dev` examples each, 5 annotations, original format).
 
-  Dev uses `seed + DEV_SEED_OFFSET`, so its ids and pages differ from train.
+  Dev uses `seed + DEV_SEED_OFFSET`, so its ids and pages differ from train. The unseen splits
+  draw their names from `UNSEEN_LEXICON` and use `seed + UNSEEN_DEV_SEED_OFFSET` and
+  `seed + UNSEEN_TEST_SEED_OFFSET`, each with its own random generator, so train and dev are
+  the same as without them.
 
   Returns:
-    {"train": path, "dev": path, "train_simplified": path}.
+    {"train": path, "dev": path, "train_simplified": path, "dev_unseen": path,
+    "test_unseen": path}.
   """
   paths = _paths(directory)
   train = generate_examples(num_train, seed, 1, doc_paragraphs)
@@ -941,6 +998,11 @@ def write_dataset(directory: str, num_train: int, num_dev: int, seed: int = 0,
   write_jsonl_gz(train, paths["train"])
   write_jsonl_gz(dev, paths["dev"])
   write_jsonl_gz((to_simplified(r) for r in train), paths["train_simplified"])
+  for split, offset in (("dev_unseen", UNSEEN_DEV_SEED_OFFSET),
+                        ("test_unseen", UNSEEN_TEST_SEED_OFFSET)):
+    unseen = generate_examples(num_dev, seed + offset, NUM_DEV_ANNOTATIONS, doc_paragraphs,
+                               names="unseen")
+    write_jsonl_gz(unseen, paths[split])
   return paths
 
 
@@ -948,7 +1010,9 @@ def _paths(directory: str) -> Dict[str, str]:
   """Split name -> file path."""
   return {"train": os.path.join(directory, TRAIN_FILENAME),
           "dev": os.path.join(directory, DEV_FILENAME),
-          "train_simplified": os.path.join(directory, TRAIN_SIMPLIFIED_FILENAME)}
+          "train_simplified": os.path.join(directory, TRAIN_SIMPLIFIED_FILENAME),
+          "dev_unseen": os.path.join(directory, DEV_UNSEEN_FILENAME),
+          "test_unseen": os.path.join(directory, TEST_UNSEEN_FILENAME)}
 
 
 def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,

@@ -34,8 +34,16 @@ titles and headings use title case, so the text's case often differs from the lo
 The same arguments always give identical pages (one `random.Random(seed)` for the content and
 one derived from the seed for the empty and duplicate draws, so those rates change only the
 `KeyPhrases` and `url` fields). `ensure_demo_data` uses `seed` for train and
-`seed + DEV_SEED_OFFSET` for dev, so their pages differ. Pure Python: importing this module or
-generating pages never loads TensorFlow.
+`seed + DEV_SEED_OFFSET` for dev, so their pages differ; both name their entities from `LEXICON`,
+so a model can score on dev by remembering which invented words make key phrases. Two more
+splits test whether it reads the page instead: "dev_unseen" (`DEV_UNSEEN_FILENAME`, seed
+`seed + UNSEEN_DEV_SEED_OFFSET`) and "test_unseen" (`TEST_UNSEEN_FILENAME`, seed
+`seed + UNSEEN_TEST_SEED_OFFSET`), `num_dev` pages each, name their entities from
+`UNSEEN_LEXICON` (`generate_pages(names="unseen")`): the same pools from another seed, none of
+whose words occurs in LEXICON, so none occurs in train. Templates and English entity parts
+(product nouns, titles of works, tickets, ...) are shared by all splits. Each split has its own
+generators, so the unseen splits leave train and dev unchanged. Pure Python: importing this
+module or generating pages never loads TensorFlow.
 """
 
 from __future__ import annotations
@@ -54,8 +62,14 @@ from tasks.openkp.baselines import STOPWORDS, top_ngrams
 
 GENERATOR_VERSION = 1
 DEV_SEED_OFFSET = 1_000_003
+UNSEEN_DEV_SEED_OFFSET = 2_000_029  # "dev_unseen": pages about entities train never names
+UNSEEN_TEST_SEED_OFFSET = 3_000_017  # "test_unseen": the same, held out for a final check
 TRAIN_FILENAME = "OpenKPTrain.jsonl"
 DEV_FILENAME = "OpenKPDev.jsonl"
+DEV_UNSEEN_FILENAME = "OpenKPDevUnseen.jsonl"
+TEST_UNSEEN_FILENAME = "OpenKPTestUnseen.jsonl"
+SPLIT_FILENAMES = {"train": TRAIN_FILENAME, "dev": DEV_FILENAME,
+                   "dev_unseen": DEV_UNSEEN_FILENAME, "test_unseen": TEST_UNSEEN_FILENAME}
 INFO_FILENAME = "OpenKPSyntheticInfo.json"
 MAX_ELEMENTS = 512  # the most VDOM elements a page may have (the real data's limit)
 MAX_PAGE_ELEMENTS = 80  # the most these pages have
@@ -275,6 +289,13 @@ _POOLS = {
 # ASCII letters only; no word is in two pools or among the English words of the pages.
 LEXICON = lexicon.build_lexicon(_LEXICON_SEED, _SOUNDS, _POOLS, max_length=9,
                                 reserved=_english_words())
+# The same pools with none of LEXICON's words: the names of the splits about unseen entities.
+# Built from its own seed after LEXICON, so LEXICON (and the seen pages) stay as they were.
+_UNSEEN_LEXICON_SEED = 8803
+UNSEEN_LEXICON = lexicon.build_unseen_lexicon(LEXICON, _UNSEEN_LEXICON_SEED, _SOUNDS, _POOLS,
+                                              max_length=9, reserved=_english_words())
+# `generate_pages(names=...)` -> the lexicon its entities are named from.
+LEXICONS: Dict[str, lexicon.Lexicon] = {"seen": LEXICON, "unseen": UNSEEN_LEXICON}
 
 # ----------------------------------------------------------------------------- entities
 
@@ -630,9 +651,12 @@ def _top_up(rng: random.Random, plan: _Plan, fillers: List[str]) -> None:
     rng.choice(paragraphs).append(_sentence(rng, template, plan.site))
 
 
-def _plan(rng: random.Random, max_words: int) -> _Plan:
-  """Draws one page: topic, entities, key phrases, text and which spans are bold."""
-  names = FreshDraws(rng, LEXICON)  # lexicon words, none twice on a page
+def _plan(rng: random.Random, max_words: int, names_from: lexicon.Lexicon) -> _Plan:
+  """Draws one page: topic, entities, key phrases, text and which spans are bold.
+
+  Every invented word (the site's, the entities' and the byline's names) comes from `names_from`.
+  """
+  names = FreshDraws(rng, names_from)  # lexicon words, none twice on a page
   plan = _cast(rng, names)
   _add_masthead(rng, plan, names)
   body = _body_words(rng, plan, max_words)
@@ -948,9 +972,10 @@ def _check(condition: bool, message: str) -> None:
     raise AssertionError(message)
 
 
-def _page(rng: random.Random, seed: int, index: int, max_words: int) -> dict:
-  """One record in the official format."""
-  plan = _plan(rng, max_words)
+def _page(rng: random.Random, seed: int, index: int, max_words: int,
+          names_from: lexicon.Lexicon) -> dict:
+  """One record in the official format, its names drawn from `names_from`."""
+  plan = _plan(rng, max_words, names_from)
   layout = _render(rng, plan)
   words = layout.words
   _check(all(w and w.isalnum() and w.isascii() for w in words), "bad word")
@@ -974,7 +999,7 @@ def _page(rng: random.Random, seed: int, index: int, max_words: int) -> dict:
 
 
 def generate_pages(num: int, seed: int = 0, max_words: int = 700, empty_rate: float = 0.0,
-                   duplicate_rate: float = 0.0) -> List[dict]:
+                   duplicate_rate: float = 0.0, names: str = "seen") -> List[dict]:
   """Generates OpenKP-style pages.
 
   Args:
@@ -985,24 +1010,30 @@ def generate_pages(num: int, seed: int = 0, max_words: int = 700, empty_rate: fl
     empty_rate: Chance that a record's `KeyPhrases` is `[]` (the page is unchanged).
     duplicate_rate: Chance that a record (not the first) reuses the `url` of a random earlier
       record, with its own fresh page, so readers can check that the last record wins.
+    names: "seen" names the entities from `LEXICON` (train, dev); "unseen" from
+      `UNSEEN_LEXICON`, none of whose words occurs on a "seen" page (the unseen splits). The
+      English words are the same either way.
 
   Returns:
     A list of dicts with the official keys `url`, `text`, `VDOM` (a JSON string) and
     `KeyPhrases` (lists of lower-case words).
 
   Raises:
-    ValueError: If `max_words` is below `MIN_MAX_WORDS` or a rate is outside [0, 1].
+    ValueError: If `max_words` is below `MIN_MAX_WORDS`, a rate is outside [0, 1] or `names`
+      is not a key of `LEXICONS`.
   """
   if max_words < MIN_MAX_WORDS:
     raise ValueError(f"max_words must be at least {MIN_MAX_WORDS}, got {max_words}")
   for name, rate in (("empty_rate", empty_rate), ("duplicate_rate", duplicate_rate)):
     if not 0.0 <= rate <= 1.0:
       raise ValueError(f"{name} must be in [0, 1], got {rate}")
+  if names not in LEXICONS:
+    raise ValueError(f"names must be one of {sorted(LEXICONS)}, got {names!r}")
   rng = random.Random(seed)
   flags = random.Random(f"synthetic-openkp-flags:{seed}")
   pages = []
   for index in range(num):
-    page = _page(rng, seed, index, max_words)
+    page = _page(rng, seed, index, max_words, LEXICONS[names])
     if flags.random() < empty_rate:
       page["KeyPhrases"] = []
     earlier = flags.randrange(index) if index else 0
@@ -1022,21 +1053,33 @@ def frequent_ngrams_baseline(page: dict, k: int = 5, max_n: int = 3) -> List[Lis
   return top_ngrams([w for w in page["text"].split(" ") if w], k, max_n)
 
 
+def _splits(num_train: int, num_dev: int, seed: int) -> Dict[str, Tuple[int, int, str]]:
+  """Split name -> (pages, seed, names) in `write_dataset`'s order; each split draws from its
+  own generators, so adding a split never changes another."""
+  return {"train": (num_train, seed, "seen"),
+          "dev": (num_dev, seed + DEV_SEED_OFFSET, "seen"),
+          "dev_unseen": (num_dev, seed + UNSEEN_DEV_SEED_OFFSET, "unseen"),
+          "test_unseen": (num_dev, seed + UNSEEN_TEST_SEED_OFFSET, "unseen")}
+
+
 def _paths(directory: str) -> Dict[str, str]:
   """Split name -> file path."""
-  return {"train": os.path.join(directory, TRAIN_FILENAME),
-          "dev": os.path.join(directory, DEV_FILENAME)}
+  return {split: os.path.join(directory, filename) for split, filename in SPLIT_FILENAMES.items()}
 
 
 def _info(num_train: int, num_dev: int, seed: int) -> dict:
   """What the info file records about a dataset."""
+  splits = _splits(num_train, num_dev, seed)
   return {"generator_version": GENERATOR_VERSION, "num_train": num_train, "num_dev": num_dev,
-          "seed": seed, "dev_seed": seed + DEV_SEED_OFFSET}
+          "seed": seed, "dev_seed": splits["dev"][1],
+          "unseen_dev_seed": splits["dev_unseen"][1],
+          "unseen_test_seed": splits["test_unseen"][1],
+          "unseen_lexicon_seed": _UNSEEN_LEXICON_SEED}
 
 
 def write_dataset(directory: str, num_train: int, num_dev: int,
                   seed: int = 0) -> Dict[str, str]:
-  """Writes the train and dev JSONL files, then `INFO_FILENAME` describing them.
+  """Writes the train, dev and unseen-entity JSONL files, then `INFO_FILENAME` describing them.
 
   Each file is written under a temporary name and renamed into place; the info file comes
   last, so an interrupted run leaves no info file that matches.
@@ -1044,15 +1087,17 @@ def write_dataset(directory: str, num_train: int, num_dev: int,
   Args:
     directory: Output folder (created if missing).
     num_train: Pages in the train file.
-    num_dev: Pages in the dev file.
-    seed: Train seed; dev uses `seed + DEV_SEED_OFFSET`.
+    num_dev: Pages in the dev file and in each unseen split.
+    seed: Train seed; dev uses `seed + DEV_SEED_OFFSET`, "dev_unseen"
+      `seed + UNSEEN_DEV_SEED_OFFSET` and "test_unseen" `seed + UNSEEN_TEST_SEED_OFFSET`, the
+      last two with `names="unseen"`.
 
   Returns:
-    {"train": path, "dev": path}.
+    {"train": path, "dev": path, "dev_unseen": path, "test_unseen": path}.
   """
   paths = _paths(directory)
-  writer.write_jsonl(paths["train"], generate_pages(num_train, seed))
-  writer.write_jsonl(paths["dev"], generate_pages(num_dev, seed + DEV_SEED_OFFSET))
+  for split, (num, split_seed, names) in _splits(num_train, num_dev, seed).items():
+    writer.write_jsonl(paths[split], generate_pages(num, split_seed, names=names))
   writer.write_info(os.path.join(directory, INFO_FILENAME), _info(num_train, num_dev, seed))
   return paths
 
@@ -1062,13 +1107,14 @@ def ensure_demo_data(directory: str, num_train: int, num_dev: int,
   """Writes the dataset unless `INFO_FILENAME` shows the same arguments and version.
 
   Args:
-    directory: Folder of the train, dev and info files.
+    directory: Folder of the train, dev, unseen-entity and info files.
     num_train: Pages in the train file.
-    num_dev: Pages in the dev file.
-    seed: Train seed; dev uses `seed + DEV_SEED_OFFSET`.
+    num_dev: Pages in the dev file and in each unseen split.
+    seed: Train seed; the other splits' seeds are offsets of it (see `write_dataset`).
 
   Returns:
-    {"train": path, "dev": path}, as from `write_dataset`.
+    {"train": path, "dev": path, "dev_unseen": path, "test_unseen": path}, as from
+    `write_dataset`.
   """
   paths = _paths(directory)
   info_path = os.path.join(directory, INFO_FILENAME)

@@ -30,9 +30,19 @@ mentions (`most_mentioned_candidate`) is a weak baseline, while the stated facts
 answer uniquely. A few items are long (up to about 400 words) and a few candidates are never
 mentioned, as in the real data.
 
+Splits about unseen entities: `UNSEEN_LEXICON` has pools shaped like `LEXICON`'s (its own
+seed) none of whose words is a word of `LEXICON`. Items generated with `names="unseen"` name only
+such entities (the English words of the templates, "Lake", "River" and the company suffixes stay
+shared), so no word of their names occurs in the train split: a model must read them, not
+remember them. `ensure_demo_data` writes two such splits next to train and dev, `dev_unseen` and
+`test_unseen` (laid out like dev: answers and annotations), while the "seen" dev keeps sharing
+the names of train, as the comparison.
+
 The same arguments always give identical items (one `random.Random(seed)`, fixed-order lists).
 Generate train and dev with different seeds: `write_dataset` uses `seed` and
-`seed + DEV_SEED_OFFSET`. Pure Python (standard library only): importing this module or
+`seed + DEV_SEED_OFFSET`, and the unseen splits `seed + UNSEEN_DEV_SEED_OFFSET` and
+`seed + UNSEEN_TEST_SEED_OFFSET` (generators of their own: writing them leaves train and dev
+byte for byte as they were). Pure Python (standard library only): importing this module or
 generating items never loads TensorFlow.
 """
 
@@ -47,10 +57,15 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from synthetic_data import lexicon, writer
 from synthetic_data.lexicon import capitalise
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2  # 2: the unseen-entity splits (train and dev as in version 1)
 DEV_SEED_OFFSET = 1_000_003
+UNSEEN_DEV_SEED_OFFSET = 2_000_003
+UNSEEN_TEST_SEED_OFFSET = 3_000_017
 TRAIN_FILENAME = "train.json"
 DEV_FILENAME = "dev.json"
+DEV_UNSEEN_FILENAME = "dev_unseen.json"
+TEST_UNSEEN_FILENAME = "test_unseen.json"
+SPLITS = ("train", "dev", "dev_unseen", "test_unseen")
 INFO_FILENAME = "synthetic_info.json"
 DEFAULT_MAX_CANDIDATES = 40
 MAX_SUPPORTS = 8
@@ -210,6 +225,8 @@ _REUSE_RATE = 0.25  # links to an entity already in the world rather than a new 
 # ----------------------------------------------------------------------------- lexicon
 
 _LEXICON_SEED = 90511
+_UNSEEN_LEXICON_SEED = 270611
+_MAX_WORD_LENGTH = 10
 _SOUNDS = lexicon.Sounds(
     onsets=("b", "br", "d", "dr", "f", "g", "gl", "h", "k", "kr", "l", "m", "n", "p", "pr", "r",
             "s", "sk", "t", "tr", "v", "w", "z", "th"),
@@ -242,8 +259,14 @@ def _template_words() -> set:
 
 
 # No lexicon word is in two pools or in a template.
-LEXICON = lexicon.build_lexicon(_LEXICON_SEED, _SOUNDS, _POOLS, max_length=10,
+LEXICON = lexicon.build_lexicon(_LEXICON_SEED, _SOUNDS, _POOLS, max_length=_MAX_WORD_LENGTH,
                                 reserved=_template_words())
+# The names of the unseen splits: the same kinds of words, none of them a word of LEXICON.
+UNSEEN_LEXICON = lexicon.build_unseen_lexicon(LEXICON, _UNSEEN_LEXICON_SEED, _SOUNDS, _POOLS,
+                                              max_length=_MAX_WORD_LENGTH,
+                                              reserved=_template_words())
+# The `names` argument of `generate_examples` -> its lexicon.
+LEXICONS = {"seen": LEXICON, "unseen": UNSEEN_LEXICON}
 
 # ----------------------------------------------------------------------------- the world
 
@@ -274,28 +297,33 @@ class _Entity:
 
 
 class _World:
-  """The entities of one item: unique names, links set once, so the facts never disagree."""
+  """The entities of one item: unique names, links set once, so the facts never disagree.
 
-  def __init__(self, rng: random.Random):
+  Every name comes from `names` (LEXICON or UNSEEN_LEXICON) and the shared English words
+  ("Lake", "River", COMPANY_SUFFIXES).
+  """
+
+  def __init__(self, rng: random.Random, names: lexicon.Lexicon):
     self.rng = rng
+    self.lexicon = names
     self.entities: Dict[str, List[_Entity]] = {kind: [] for kind in LIST_TEMPLATES}
     self.names = set()
     self.words = set()
 
   def _name(self, kind: str) -> Tuple[str, bool]:
     """A random name of a kind and, for bodies of water, whether it is a lake."""
-    rng = self.rng
+    rng, lex = self.rng, self.lexicon
     if kind == "person":
-      return f"{rng.choice(LEXICON['first'])} {rng.choice(LEXICON['last'])}", False
+      return f"{rng.choice(lex['first'])} {rng.choice(lex['last'])}", False
     if kind == "company":
-      return f"{rng.choice(LEXICON['company'])} {rng.choice(COMPANY_SUFFIXES)}", False
+      return f"{rng.choice(lex['company'])} {rng.choice(COMPANY_SUFFIXES)}", False
     if kind == "water":
-      word = rng.choice(LEXICON["water"])
+      word = rng.choice(lex["water"])
       lake = rng.random() < 0.35
       return (f"Lake {word}" if lake else f"{word} River"), lake
-    word = rng.choice(LEXICON[kind])
+    word = rng.choice(lex[kind])
     if rng.random() < _TWO_WORD_RATE.get(kind, 0.0):
-      word += " " + rng.choice(LEXICON["second"])
+      word += " " + rng.choice(lex["second"])
     return word, False
 
   def new(self, kind: str) -> _Entity:
@@ -519,11 +547,12 @@ def _num_candidates(rng: random.Random, max_candidates: int) -> int:
 
 
 class _ItemBuilder:
-  """Builds the supports of one item around its gold fact(s)."""
+  """Builds the supports of one item around its gold fact(s), with names from `names`."""
 
-  def __init__(self, rng: random.Random, two_hop_rate: float, max_candidates: int):
+  def __init__(self, rng: random.Random, two_hop_rate: float, max_candidates: int,
+               names: lexicon.Lexicon = LEXICON):
     self.rng = rng
-    self.world = _World(rng)
+    self.world = _World(rng, names)
     self.docs = _Docs()
     self.two_hop = rng.random() < two_hop_rate
     queries = _TWO_HOP_QUERIES if self.two_hop else _ONE_HOP_QUERIES
@@ -711,9 +740,9 @@ class _ItemBuilder:
 
 
 def _example(rng: random.Random, split: str, index: int, max_candidates: int,
-             two_hop_rate: float) -> dict:
-  """One item in the official format."""
-  builder = _ItemBuilder(rng, two_hop_rate, max_candidates)
+             two_hop_rate: float, names: lexicon.Lexicon = LEXICON) -> dict:
+  """One item in the official format (annotations in every split but train)."""
+  builder = _ItemBuilder(rng, two_hop_rate, max_candidates, names)
   supports = builder.build(long_item=rng.random() < _LONG_RATE)
   candidates = [e.candidate for e in [builder.answer] + builder.distractors]
   rng.shuffle(candidates)
@@ -726,7 +755,7 @@ def _example(rng: random.Random, split: str, index: int, max_candidates: int,
   }
   _check(2 <= len(supports) <= MAX_SUPPORTS, f"{len(supports)} supports")
   _check(count_mentions(item["answer"], supports) > 0, f"answer not mentioned: {item}")
-  if split == "dev":
+  if split != "train":
     hops = "multiple" if builder.two_hop else "single"
     item["annotations"] = [["follows", hops] for _ in range(3)]
   return item
@@ -737,84 +766,114 @@ def _example(rng: random.Random, split: str, index: int, max_candidates: int,
 
 def generate_examples(num: int, seed: int = 0, split: str = "train",
                       max_candidates: int = DEFAULT_MAX_CANDIDATES,
-                      two_hop_rate: float = 0.3) -> List[dict]:
+                      two_hop_rate: float = 0.3, names: str = "seen") -> List[dict]:
   """Generates WikiHop-style items.
 
   Args:
     num: How many items.
-    seed: The same (num, seed, split) gives identical items; use different seeds for train
-      and dev (`seed + DEV_SEED_OFFSET`).
-    split: "train" or "dev": the id prefix; dev items also carry `annotations`.
+    seed: The same arguments give identical items; use different seeds for train and dev
+      (`seed + DEV_SEED_OFFSET`) and for the unseen splits (`seed + UNSEEN_DEV_SEED_OFFSET`,
+      `seed + UNSEEN_TEST_SEED_OFFSET`).
+    split: One of SPLITS ("train", "dev", "dev_unseen", "test_unseen"): the id prefix
+      ("WH_dev_unseen_3"); items of every split but train also carry `annotations`.
     max_candidates: Most candidates per item (at least 2).
     two_hop_rate: Share of items whose answer needs a bridge document.
+    names: "seen" (LEXICON, shared by train and dev) or "unseen" (UNSEEN_LEXICON, none of
+      whose words occurs in items generated with "seen").
 
   Returns:
     A list of dicts with the official keys.
   """
-  if split not in ("train", "dev"):
-    raise ValueError(f"split must be 'train' or 'dev', got {split!r}")
+  if split not in SPLITS:
+    raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+  if names not in LEXICONS:
+    raise ValueError(f"names must be one of {tuple(LEXICONS)}, got {names!r}")
   if max_candidates < 2:
     raise ValueError(f"max_candidates must be at least 2, got {max_candidates}")
   if not 0.0 <= two_hop_rate <= 1.0:
     raise ValueError(f"two_hop_rate must be in [0, 1], got {two_hop_rate}")
   rng = random.Random(seed)
-  return [_example(rng, split, i, max_candidates, two_hop_rate) for i in range(num)]
+  return [_example(rng, split, i, max_candidates, two_hop_rate, LEXICONS[names])
+          for i in range(num)]
 
 
-def _paths(directory: str) -> Dict[str, str]:
-  """Split name -> file path."""
-  return {"train": os.path.join(directory, TRAIN_FILENAME),
-          "dev": os.path.join(directory, DEV_FILENAME)}
+def _paths(directory: str, unseen: bool = False) -> Dict[str, str]:
+  """Split name -> file path (train and dev, and with `unseen` the two unseen splits)."""
+  paths = {"train": os.path.join(directory, TRAIN_FILENAME),
+           "dev": os.path.join(directory, DEV_FILENAME)}
+  if unseen:
+    paths["dev_unseen"] = os.path.join(directory, DEV_UNSEEN_FILENAME)
+    paths["test_unseen"] = os.path.join(directory, TEST_UNSEEN_FILENAME)
+  return paths
 
 
-def _info(num_train: int, num_dev: int, seed: int, max_candidates: int) -> dict:
+def _info(num_train: int, num_dev: int, seed: int, max_candidates: int,
+          unseen: bool = False) -> dict:
   """What the info file records about a dataset."""
-  return {"generator_version": GENERATOR_VERSION, "num_train": num_train, "num_dev": num_dev,
-          "seed": seed, "dev_seed": seed + DEV_SEED_OFFSET, "max_candidates": max_candidates}
+  info = {"generator_version": GENERATOR_VERSION, "num_train": num_train, "num_dev": num_dev,
+          "seed": seed, "dev_seed": seed + DEV_SEED_OFFSET, "max_candidates": max_candidates,
+          "splits": list(_paths("", unseen))}
+  if unseen:
+    info.update(num_dev_unseen=num_dev, dev_unseen_seed=seed + UNSEEN_DEV_SEED_OFFSET,
+                num_test_unseen=num_dev, test_unseen_seed=seed + UNSEEN_TEST_SEED_OFFSET)
+  return info
 
 
 def write_dataset(directory: str, num_train: int, num_dev: int, seed: int = 0,
-                  max_candidates: int = DEFAULT_MAX_CANDIDATES) -> Dict[str, str]:
+                  max_candidates: int = DEFAULT_MAX_CANDIDATES,
+                  unseen: bool = False) -> Dict[str, str]:
   """Writes train.json and dev.json (one JSON array each) and the info file, atomically.
 
-  The info file (`synthetic_info.json`: generator version, sizes, seeds) is written last, so
-  an interrupted run leaves no info file that matches.
+  With `unseen`, also dev_unseen.json and test_unseen.json: `num_dev` items each about entities
+  whose names never occur in train (`names="unseen"`), from generators of their own, so train
+  and dev are the same with or without them. The info file (`synthetic_info.json`: generator
+  version, sizes, seeds, splits) is written last, so an interrupted run leaves no info file
+  that matches.
 
   Args:
     directory: Output folder (created if missing).
     num_train: Train items (seed `seed`).
-    num_dev: Dev items (seed `seed + DEV_SEED_OFFSET`).
+    num_dev: Dev items (seed `seed + DEV_SEED_OFFSET`), and items of each unseen split (seeds
+      `seed + UNSEEN_DEV_SEED_OFFSET` and `seed + UNSEEN_TEST_SEED_OFFSET`).
     seed: Train seed.
     max_candidates: Most candidates per item.
+    unseen: Whether to write the two unseen splits too.
 
   Returns:
-    {"train": path, "dev": path}.
+    {"train": path, "dev": path}, with `unseen` also "dev_unseen" and "test_unseen".
   """
-  paths = _paths(directory)
-  train = generate_examples(num_train, seed, "train", max_candidates)
-  dev = generate_examples(num_dev, seed + DEV_SEED_OFFSET, "dev", max_candidates)
-  writer.write_json(paths["train"], train)
-  writer.write_json(paths["dev"], dev)
+  paths = _paths(directory, unseen)
+  seeds = {"train": seed, "dev": seed + DEV_SEED_OFFSET,
+           "dev_unseen": seed + UNSEEN_DEV_SEED_OFFSET,
+           "test_unseen": seed + UNSEEN_TEST_SEED_OFFSET}
+  for split, path in paths.items():
+    num = num_train if split == "train" else num_dev
+    names = "unseen" if split.endswith("_unseen") else "seen"
+    writer.write_json(path, generate_examples(num, seeds[split], split, max_candidates,
+                                              names=names))
   writer.write_info(os.path.join(directory, INFO_FILENAME),
-                    _info(num_train, num_dev, seed, max_candidates))
+                    _info(num_train, num_dev, seed, max_candidates, unseen))
   return paths
 
 
 def ensure_demo_data(directory: str, num_train: int, num_dev: int,
                      seed: int = 0) -> Dict[str, str]:
-  """Writes the dataset unless the info file shows it was written with the same arguments.
+  """Writes the dataset with its unseen splits unless the info file shows it was written with
+  the same arguments.
 
   Args:
-    directory: Folder of train.json, dev.json and synthetic_info.json.
+    directory: Folder of train.json, dev.json, dev_unseen.json, test_unseen.json and
+      synthetic_info.json.
     num_train: Train items.
-    num_dev: Dev items.
-    seed: Train seed; dev uses `seed + DEV_SEED_OFFSET`.
+    num_dev: Items of dev and of each unseen split.
+    seed: Train seed; dev uses `seed + DEV_SEED_OFFSET`, the unseen splits
+      `seed + UNSEEN_DEV_SEED_OFFSET` and `seed + UNSEEN_TEST_SEED_OFFSET`.
 
   Returns:
-    {"train": path, "dev": path}.
+    {"train": path, "dev": path, "dev_unseen": path, "test_unseen": path}.
   """
-  paths = _paths(directory)
-  expected = _info(num_train, num_dev, seed, DEFAULT_MAX_CANDIDATES)
+  paths = _paths(directory, unseen=True)
+  expected = _info(num_train, num_dev, seed, DEFAULT_MAX_CANDIDATES, unseen=True)
   if writer.is_current(os.path.join(directory, INFO_FILENAME), expected, paths.values()):
     return paths
-  return write_dataset(directory, num_train, num_dev, seed)
+  return write_dataset(directory, num_train, num_dev, seed, unseen=True)

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from synthetic_data import lexicon
 from synthetic_data import nq as synthetic
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -283,7 +284,9 @@ def test_write_dataset_and_ensure_demo_data(tmp_path):
   paths = synthetic.ensure_demo_data(directory, num_train=12, num_dev=6, seed=2)
   assert paths == {"train": os.path.join(directory, "nq-train.jsonl.gz"),
                    "dev": os.path.join(directory, "nq-dev.jsonl.gz"),
-                   "train_simplified": os.path.join(directory, "nq-train-simplified.jsonl.gz")}
+                   "train_simplified": os.path.join(directory, "nq-train-simplified.jsonl.gz"),
+                   "dev_unseen": os.path.join(directory, "nq-dev-unseen.jsonl.gz"),
+                   "test_unseen": os.path.join(directory, "nq-test-unseen.jsonl.gz")}
   train, dev, simple = (_read(paths[k]) for k in ("train", "dev", "train_simplified"))
   assert train == synthetic.generate_examples(12, seed=2)
   assert len(dev) == 6 and all(len(ex["annotations"]) == 5 for ex in dev)
@@ -299,3 +302,119 @@ def test_write_dataset_and_ensure_demo_data(tmp_path):
   synthetic.ensure_demo_data(directory, num_train=5, num_dev=6, seed=2)  # other arguments
   assert len(_read(paths["train"])) == 5
   assert not [name for name in os.listdir(directory) if name.endswith(".tmp")]
+
+
+# ----------------------------------------------------------------------------- unseen entities
+
+UNSEEN_SIZES = {"num_train": 60, "num_dev": 12, "seed": 4}
+WORD_RE = re.compile(r"[^\W\d_]+")  # letter runs: JSON keys and url parts split too
+
+
+@pytest.fixture(scope="module")
+def demo_files(tmp_path_factory):
+  directory = str(tmp_path_factory.mktemp("nq_unseen"))
+  return synthetic.ensure_demo_data(directory, **UNSEEN_SIZES)
+
+
+def _file_words(path):
+  """Every lower-case letter run of a file's decompressed text, keys and values alike."""
+  with gzip.open(path, "rt", encoding="utf-8") as f:
+    return set(WORD_RE.findall(f.read().lower()))
+
+
+def test_unseen_splits_are_written_in_the_dev_format(demo_files, tmp_path):
+  directory = os.path.dirname(demo_files["train"])
+  assert demo_files["dev_unseen"] == os.path.join(directory, "nq-dev-unseen.jsonl.gz")
+  assert demo_files["test_unseen"] == os.path.join(directory, "nq-test-unseen.jsonl.gz")
+  seed, num_dev = UNSEEN_SIZES["seed"], UNSEEN_SIZES["num_dev"]
+  splits = {}
+  for split, offset in (("dev_unseen", synthetic.UNSEEN_DEV_SEED_OFFSET),
+                        ("test_unseen", synthetic.UNSEEN_TEST_SEED_OFFSET)):
+    records = _read(demo_files[split])
+    assert records == synthetic.generate_examples(
+        num_dev, seed + offset, synthetic.NUM_DEV_ANNOTATIONS, names="unseen")
+    assert len(records) == num_dev
+    for ex in records:
+      assert set(ex) == RECORD_KEYS and len(ex["annotations"]) == 5
+      data = ex["document_html"].encode("utf-8")
+      for token in ex["document_tokens"]:
+        assert data[token["start_byte"]:token["end_byte"]].decode("utf-8") == token["token"]
+      for annotation in ex["annotations"]:
+        _check_annotation(ex, annotation)
+    splits[split] = records
+  assert ([ex["question_text"] for ex in splits["dev_unseen"]]
+          != [ex["question_text"] for ex in splits["test_unseen"]])
+  ids = [ex["example_id"] for path in demo_files.values() if "simplified" not in path
+         for ex in _read(path)]
+  assert len(set(ids)) == len(ids)  # no example id is in two splits
+  # Deterministic: the same arguments write the same bytes in another folder.
+  again = synthetic.write_dataset(str(tmp_path / "again"), **UNSEEN_SIZES)
+  for split in ("dev_unseen", "test_unseen"):
+    with open(demo_files[split], "rb") as f, open(again[split], "rb") as g:
+      assert f.read() == g.read()
+
+
+def test_unseen_names_never_occur_in_train(demo_files):
+  unseen_words = lexicon.words_of(synthetic.UNSEEN_LEXICON)
+  seen_words = lexicon.words_of(synthetic.LEXICON)
+  train_words = _file_words(demo_files["train"]) | _file_words(demo_files["train_simplified"])
+  assert not unseen_words & train_words
+  assert not unseen_words & seen_words
+  for split in ("dev_unseen", "test_unseen"):
+    words = _file_words(demo_files[split])
+    assert len(words & unseen_words) >= 100 and not words & seen_words
+    for ex in _read(demo_files[split]):  # every page is about an unseen entity
+      name_words = set(WORD_RE.findall(ex["document_title"].lower())) - train_words
+      assert name_words and name_words <= unseen_words
+
+
+def test_seen_dev_shares_names_with_train(demo_files):
+  seen_words = lexicon.words_of(synthetic.LEXICON)
+  train_words = _file_words(demo_files["train"])
+  dev_names = _file_words(demo_files["dev"]) & seen_words
+  assert len(dev_names & train_words) >= 0.8 * len(dev_names) > 50
+  titles = [set(WORD_RE.findall(ex["document_title"].lower())) for ex in _read(demo_files["dev"])]
+  assert sum(bool(words & seen_words & train_words) for words in titles) >= len(titles) // 2
+
+
+def test_unseen_names_change_only_the_names():
+  seen = synthetic.generate_examples(12, seed=3, num_annotations=5)
+  unseen = synthetic.generate_examples(12, seed=3, num_annotations=5, names="unseen")
+  assert seen == synthetic.generate_examples(12, seed=3, num_annotations=5, names="seen")
+  for a, b in zip(seen, unseen):
+    assert a["document_title"] != b["document_title"]
+    assert a["example_id"] == b["example_id"]
+    assert ([t["html_token"] for t in a["document_tokens"]]
+            == [t["html_token"] for t in b["document_tokens"]])
+    assert ([{k: c[k] for k in ("start_token", "end_token")} for c in a["long_answer_candidates"]]
+            == [{k: c[k] for k in ("start_token", "end_token")}
+                for c in b["long_answer_candidates"]])
+  with pytest.raises(ValueError, match="names"):
+    synthetic.generate_examples(1, seed=3, names="other")
+
+
+def test_unseen_splits_and_the_info_file_replace_old_demo_data(tmp_path):
+  directory = str(tmp_path / "nq")
+  paths = synthetic.ensure_demo_data(directory, num_train=4, num_dev=4, seed=1)
+  marker = os.path.join(directory, synthetic.INFO_FILENAME)
+  with open(marker, encoding="utf-8") as f:
+    info = json.load(f)
+  assert info["generator_version"] == synthetic.GENERATOR_VERSION >= 2
+  # A folder written before the unseen splits existed (version 1, no such files) is rewritten.
+  os.remove(paths["dev_unseen"])
+  os.remove(paths["test_unseen"])
+  with open(marker, "w", encoding="utf-8") as f:
+    json.dump({**info, "generator_version": 1}, f)
+  assert synthetic.ensure_demo_data(directory, num_train=4, num_dev=4, seed=1) == paths
+  assert all(os.path.exists(p) for p in paths.values())
+  with open(marker, encoding="utf-8") as f:
+    assert json.load(f) == info
+
+
+def test_unseen_generation_does_not_load_tensorflow(tmp_path):
+  code = ("import sys; from synthetic_data import nq; "
+          f"nq.ensure_demo_data({str(tmp_path)!r}, 2, 2, seed=0); "
+          "print('tensorflow' in sys.modules)")
+  out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                       text=True, check=True)
+  assert out.stdout.strip() == "False"

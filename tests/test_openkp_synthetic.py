@@ -1,5 +1,6 @@
 """Synthetic OpenKP data: the official format, visual cues, baselines, rates, files on disk."""
 
+import hashlib
 import json
 import os
 import re
@@ -9,7 +10,9 @@ import sys
 
 import pytest
 
+from synthetic_data import lexicon
 from synthetic_data import openkp as synthetic
+from tasks.openkp.data import read_pages
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RECORD_KEYS = ["url", "text", "VDOM", "KeyPhrases"]
@@ -359,7 +362,9 @@ def test_write_dataset_and_ensure_demo_data(tmp_path):
   directory = str(tmp_path / "openkp")
   paths = synthetic.ensure_demo_data(directory, num_train=12, num_dev=8, seed=3)
   assert paths == {"train": os.path.join(directory, synthetic.TRAIN_FILENAME),
-                   "dev": os.path.join(directory, synthetic.DEV_FILENAME)}
+                   "dev": os.path.join(directory, synthetic.DEV_FILENAME),
+                   "dev_unseen": os.path.join(directory, synthetic.DEV_UNSEEN_FILENAME),
+                   "test_unseen": os.path.join(directory, synthetic.TEST_UNSEEN_FILENAME)}
   assert _read_jsonl(paths["train"]) == synthetic.generate_pages(12, seed=3)
   assert _read_jsonl(paths["dev"]) == synthetic.generate_pages(
       8, seed=3 + synthetic.DEV_SEED_OFFSET)
@@ -368,7 +373,8 @@ def test_write_dataset_and_ensure_demo_data(tmp_path):
   assert info["generator_version"] == synthetic.GENERATOR_VERSION
   assert (info["num_train"], info["num_dev"], info["seed"]) == (12, 8, 3)
   assert sorted(os.listdir(directory)) == sorted(
-      [synthetic.TRAIN_FILENAME, synthetic.DEV_FILENAME, synthetic.INFO_FILENAME])
+      [synthetic.TRAIN_FILENAME, synthetic.DEV_FILENAME, synthetic.DEV_UNSEEN_FILENAME,
+       synthetic.TEST_UNSEEN_FILENAME, synthetic.INFO_FILENAME])
 
   # Same arguments: the files are reused, not rewritten.
   old = 1_000_000_000
@@ -393,3 +399,173 @@ def test_write_dataset_overwrites_atomically(tmp_path):
   assert paths == paths_again
   assert len(_read_jsonl(paths["train"])) == 4
   assert not [name for name in os.listdir(directory) if name.endswith(".tmp")]
+
+
+# ----------------------------------------------------------------------------- unseen entities
+
+# sha256 of LEXICON (JSON, keys sorted) and of the train and dev files of
+# `ensure_demo_data(..., num_train=12, num_dev=8, seed=3)`, from before the unseen splits: the
+# measured demo results depend on these pages, so adding splits must not change them.
+LEXICON_SHA256 = "0a17458481204b3ab4f4d087a95a43c553a12d5909d3a408e9874ce9ca2b2baa"
+SMALL_FILES_SHA256 = {
+    "train": "bd592709fed4a211ef8a8a563b502ebb637e19350e8543f6761fd3c40f46f775",
+    "dev": "d2bd3c66f92dcdb67b09bd776ab27e67cac675f23b1047abbcb047a0995435d5"}
+UNSEEN_SPLITS = ("dev_unseen", "test_unseen")
+
+
+@pytest.fixture(scope="module")
+def dev_unseen():
+  return synthetic.generate_pages(200, seed=7 + synthetic.UNSEEN_DEV_SEED_OFFSET, names="unseen")
+
+
+@pytest.fixture(scope="module")
+def unseen_test():
+  return synthetic.generate_pages(120, seed=7 + synthetic.UNSEEN_TEST_SEED_OFFSET,
+                                  names="unseen")
+
+
+@pytest.fixture(scope="module")
+def demo_files(tmp_path_factory):
+  """A small dataset on disk: split name -> its records, read back from the files."""
+  directory = str(tmp_path_factory.mktemp("openkp_unseen"))
+  paths = synthetic.ensure_demo_data(directory, num_train=300, num_dev=60, seed=4)
+  return paths, {split: _read_jsonl(path) for split, path in paths.items()}
+
+
+def _lower_words(pages):
+  """Every word of the pages' texts, lower-case."""
+  return {w.lower() for page in pages for w in page["text"].split(" ")}
+
+
+def _sha256(path):
+  with open(path, "rb") as f:
+    return hashlib.sha256(f.read()).hexdigest()
+
+
+def test_unseen_generation_does_not_load_tensorflow(tmp_path):
+  code = ("import sys, synthetic_data.openkp as s; s.generate_pages(2, names='unseen'); "
+          f"s.ensure_demo_data({str(tmp_path)!r}, 2, 2); print('tensorflow' in sys.modules)")
+  out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                       check=True)
+  assert out.stdout.strip() == "False"
+
+
+def test_unseen_splits_leave_lexicon_train_and_dev_unchanged(tmp_path):
+  dumped = json.dumps(synthetic.LEXICON, sort_keys=True).encode("utf-8")
+  assert hashlib.sha256(dumped).hexdigest() == LEXICON_SHA256
+  paths = synthetic.ensure_demo_data(str(tmp_path), num_train=12, num_dev=8, seed=3)
+  assert {split: _sha256(paths[split]) for split in ("train", "dev")} == SMALL_FILES_SHA256
+  # "seen" is the default.
+  assert synthetic.generate_pages(5, seed=3, names="seen") == synthetic.generate_pages(5, seed=3)
+
+
+def test_unseen_lexicon_is_shaped_like_the_seen_one():
+  seen, unseen = synthetic.LEXICON, synthetic.UNSEEN_LEXICON
+  assert synthetic.LEXICONS == {"seen": seen, "unseen": unseen}
+  assert list(unseen) == list(seen)
+  for pool, words in unseen.items():
+    assert len(words) == len(seen[pool]) == len(set(words))
+    assert all(w.isascii() and w.isalpha() for w in words)
+    assert {w[:1].isupper() for w in words} == {w[:1].isupper() for w in seen[pool]}
+  assert not lexicon.words_of(unseen) & lexicon.words_of(seen)
+  assert not lexicon.words_of(unseen) & synthetic._english_words()
+  with pytest.raises(ValueError):
+    synthetic.generate_pages(1, names="other")
+
+
+def test_unseen_pages_are_in_the_official_format(dev_unseen, unseen_test):
+  # The same checks as for train and dev.
+  for pages in (dev_unseen, unseen_test):
+    test_records_have_the_official_keys_and_types(pages)
+    test_elements_tile_the_words_in_order(pages)
+    test_features_are_plausible(pages)
+    test_page_layout(pages)
+    test_case_varies(pages)
+  test_key_phrases(dev_unseen, unseen_test)
+  test_key_phrases_carry_visual_cues(dev_unseen)
+
+
+def test_unseen_files_are_read_by_the_task(demo_files):
+  paths, records = demo_files
+  for split in UNSEEN_SPLITS:
+    assert len(records[split]) == 60
+    assert all(list(page) == RECORD_KEYS for page in records[split])
+    pages, report = read_pages(paths[split], with_labels=True)
+    assert len(pages) == 60 and not report.skipped and not report.repaired, report.messages
+    assert all(page.key_phrases for page in pages)
+
+
+def test_unseen_splits_are_deterministic_and_differ(demo_files, tmp_path):
+  paths, records = demo_files
+  assert records["dev_unseen"] == synthetic.generate_pages(
+      60, seed=4 + synthetic.UNSEEN_DEV_SEED_OFFSET, names="unseen")
+  assert records["test_unseen"] == synthetic.generate_pages(
+      60, seed=4 + synthetic.UNSEEN_TEST_SEED_OFFSET, names="unseen")
+  again = synthetic.write_dataset(str(tmp_path), num_train=300, num_dev=60, seed=4)
+  assert {split: _sha256(p) for split, p in again.items()} == {
+      split: _sha256(p) for split, p in paths.items()}
+  texts = {split: {page["text"] for page in pages} for split, pages in records.items()}
+  urls = {split: {page["url"] for page in pages} for split, pages in records.items()}
+  for split in UNSEEN_SPLITS:
+    for other in records:
+      if other != split:
+        assert not texts[split] & texts[other] and not urls[split] & urls[other]
+
+
+def test_unseen_names_never_occur_in_train(demo_files, dev_unseen, unseen_test):
+  _, records = demo_files
+  unseen_words = lexicon.words_of(synthetic.UNSEEN_LEXICON)
+  seen_words = lexicon.words_of(synthetic.LEXICON)
+  train_words = _lower_words(records["train"])
+  assert not unseen_words & train_words
+  assert not unseen_words & _lower_words(records["dev"])
+  for pages in (records["dev_unseen"], records["test_unseen"], dev_unseen, unseen_test):
+    words = _lower_words(pages)
+    assert not seen_words & words  # no seen name either
+    assert len(unseen_words & words) >= 0.25 * len(unseen_words)
+    assert all(set(page["text"].lower().split(" ")) & unseen_words for page in pages)
+    phrases = [p for page in pages for p in page["KeyPhrases"]]
+    named = [set(p) & unseen_words for p in phrases if set(p) & unseen_words]
+    assert len(named) >= 0.7 * len(phrases)  # the rest are English (e.g. "solar kettle")
+
+
+def test_seen_dev_shares_names_with_train(demo_files, train, dev, dev_unseen):
+  """The comparison split: dev's key phrases name entities whose words train has seen."""
+  _, records = demo_files
+  seen_words = lexicon.words_of(synthetic.LEXICON)
+  for train_pages, dev_pages in ((records["train"], records["dev"]), (train, dev)):
+    train_words = _lower_words(train_pages)
+    named = [set(p) & seen_words for page in dev_pages for p in page["KeyPhrases"]
+             if set(p) & seen_words]
+    assert len(named) >= 0.7 * sum(len(page["KeyPhrases"]) for page in dev_pages)
+    assert sum(words <= train_words for words in named) >= 0.9 * len(named)
+  # Every name-word of the unseen split is new to train.
+  train_words = _lower_words(train)
+  unseen_names = [set(p) & lexicon.words_of(synthetic.UNSEEN_LEXICON)
+                  for page in dev_unseen for p in page["KeyPhrases"]]
+  assert all(not words & train_words for words in unseen_names)
+
+
+def test_old_demo_directories_are_regenerated(tmp_path):
+  """A directory written before the unseen splits (no unseen files, old info) is rewritten."""
+  directory = str(tmp_path)
+  paths = synthetic.write_dataset(directory, num_train=6, num_dev=4, seed=2)
+  info_path = os.path.join(directory, synthetic.INFO_FILENAME)
+  with open(info_path, encoding="utf-8") as f:
+    info = json.load(f)
+  assert info["unseen_dev_seed"] == 2 + synthetic.UNSEEN_DEV_SEED_OFFSET
+  assert info["unseen_test_seed"] == 2 + synthetic.UNSEEN_TEST_SEED_OFFSET
+  old_info = {key: info[key] for key in ("generator_version", "num_train", "num_dev", "seed",
+                                         "dev_seed")}
+  with open(info_path, "w", encoding="utf-8") as f:
+    json.dump(old_info, f)
+  for split in UNSEEN_SPLITS:
+    os.remove(paths[split])
+  assert synthetic.ensure_demo_data(directory, num_train=6, num_dev=4, seed=2) == paths
+  assert all(os.path.exists(p) for p in paths.values())
+  with open(info_path, encoding="utf-8") as f:
+    assert json.load(f) == info
+  # A missing unseen file alone is rewritten too.
+  os.remove(paths["test_unseen"])
+  synthetic.ensure_demo_data(directory, num_train=6, num_dev=4, seed=2)
+  assert len(_read_jsonl(paths["test_unseen"])) == 4

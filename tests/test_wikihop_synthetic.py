@@ -1,6 +1,7 @@
 """Synthetic WikiHop data: official format, determinism, justified answers, a weak baseline."""
 
 import collections
+import hashlib
 import json
 import os
 import re
@@ -10,6 +11,7 @@ import sys
 
 import pytest
 
+from synthetic_data import lexicon
 from synthetic_data import wikihop as synthetic
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -418,3 +420,210 @@ def test_bad_arguments_raise():
     synthetic.generate_examples(2, max_candidates=1)
   with pytest.raises(ValueError):
     synthetic.generate_examples(2, two_hop_rate=1.5)
+
+
+# ----------------------------------------------------------------------------- unseen entities
+
+UNSEEN_SPLITS = {"dev_unseen": synthetic.UNSEEN_DEV_SEED_OFFSET,
+                 "test_unseen": synthetic.UNSEEN_TEST_SEED_OFFSET}
+
+
+def _words(text):
+  """The lower-case words of a text (as in `test_the_lexicon_is_shared_by_every_seed`)."""
+  return set(re.findall(r"[a-z]+", text.lower()))
+
+
+def _item_words(items):
+  return {w for item in items for text in [item["query"]] + item["candidates"] + item["supports"]
+          for w in _words(text)}
+
+
+DEMO_SIZES = (600, 150)  # train, dev (and each unseen split)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+  """Files of `ensure_demo_data` (seed 0): {split: (path, raw text, items)}."""
+  directory = str(tmp_path_factory.mktemp("demo"))
+  files = {}
+  for split, path in synthetic.ensure_demo_data(directory, *DEMO_SIZES, seed=0).items():
+    with open(path, encoding="utf-8") as f:
+      text = f.read()
+    files[split] = (path, text, json.loads(text))
+  return files
+
+
+def _assert_official_items(items, split):
+  """The checks of the format and answer tests above, for one evaluation split."""
+  ids = [item["id"] for item in items]
+  assert len(set(ids)) == len(ids) and ids[:2] == [f"WH_{split}_0", f"WH_{split}_1"]
+  assert all(re.fullmatch(rf"WH_{split}_\d+", i) for i in ids)
+  kinds = collections.Counter()
+  for item in items:
+    assert set(item) == KEYS | {"annotations"}
+    assert all(isinstance(item[k], str) for k in ("id", "query", "answer"))
+    assert all(isinstance(a, list) and all(isinstance(x, str) for x in a)
+               for a in item["annotations"])
+    assert 2 <= len(item["supports"]) <= synthetic.MAX_SUPPORTS
+    assert all(isinstance(s, str) and s.strip() for s in item["supports"])
+    relation, subject = _query(item)
+    assert item["query"] == item["query"].lower() and relation in synthetic.RELATIONS
+    assert any(_has(s, subject) for s in item["supports"])
+    candidates = item["candidates"]
+    assert len(set(candidates)) == len(candidates) and 2 <= len(candidates) <= 40
+    assert all(c == c.lower() == c.strip() and c for c in candidates)
+    assert item["answer"] in candidates
+    assert _derive(_facts(item), subject, relation) == {item["answer"]}, item
+    kinds[_justification(item)] += 1
+  assert kinds[None] == 0, kinds
+  assert 0.15 <= kinds["two"] / len(items) <= 0.45, kinds
+
+
+def test_ensure_demo_data_writes_the_unseen_splits(demo):
+  assert set(demo) == {"train", "dev", "dev_unseen", "test_unseen"}
+  assert os.path.basename(demo["dev_unseen"][0]) == synthetic.DEV_UNSEEN_FILENAME
+  assert os.path.basename(demo["test_unseen"][0]) == synthetic.TEST_UNSEEN_FILENAME
+  assert (synthetic.DEV_UNSEEN_FILENAME, synthetic.TEST_UNSEEN_FILENAME) == (
+      "dev_unseen.json", "test_unseen.json")
+  directory = os.path.dirname(demo["train"][0])
+  assert sorted(os.listdir(directory)) == sorted(
+      [synthetic.TRAIN_FILENAME, synthetic.DEV_FILENAME, synthetic.DEV_UNSEEN_FILENAME,
+       synthetic.TEST_UNSEEN_FILENAME, synthetic.INFO_FILENAME])
+  with open(os.path.join(directory, synthetic.INFO_FILENAME), encoding="utf-8") as f:
+    info = json.load(f)
+  assert info["generator_version"] == synthetic.GENERATOR_VERSION >= 2
+  assert info["splits"] == ["train", "dev", "dev_unseen", "test_unseen"]
+  assert info["dev_unseen_seed"] == synthetic.UNSEEN_DEV_SEED_OFFSET
+  assert info["test_unseen_seed"] == synthetic.UNSEEN_TEST_SEED_OFFSET
+  for split, offset in UNSEEN_SPLITS.items():
+    assert demo[split][2] == synthetic.generate_examples(DEMO_SIZES[1], seed=offset, split=split,
+                                                         names="unseen")
+
+
+def test_the_unseen_splits_leave_train_and_dev_unchanged(demo, tmp_path):
+  """Train and dev are byte for byte the files written without the unseen splits."""
+  paths = synthetic.write_dataset(str(tmp_path), *DEMO_SIZES, seed=0)
+  for split in ("train", "dev"):
+    with open(paths[split], encoding="utf-8") as f:
+      assert f.read() == demo[split][1]
+  assert demo["dev"][2] == synthetic.generate_examples(
+      DEMO_SIZES[1], seed=synthetic.DEV_SEED_OFFSET, split="dev")
+
+
+def test_train_and_dev_bytes_are_those_of_generator_version_1(tmp_path):
+  """The sha256 of train and dev as generator version 1 wrote them (before the unseen splits):
+  measured demo results depend on these files."""
+  paths = synthetic.ensure_demo_data(str(tmp_path), 40, 20, seed=3)
+  digests = {}
+  for split in ("train", "dev"):
+    with open(paths[split], "rb") as f:
+      digests[split] = hashlib.sha256(f.read()).hexdigest()
+  assert digests == {
+      "train": "d3a206d28b03dfa40874bb40bfb2f630caa46c818d6440efe21e2fcd98a16496",
+      "dev": "678a92d540b83ad9d388c944744c419761e0dec90a133f7067fad23cb15c24a9"}
+
+
+def test_old_demo_folders_are_regenerated_with_the_unseen_splits(tmp_path):
+  directory = str(tmp_path)
+  synthetic.write_dataset(directory, 10, 5, seed=1)  # train and dev only
+  paths = synthetic.ensure_demo_data(directory, 10, 5, seed=1)
+  assert set(paths) == {"train", "dev", "dev_unseen", "test_unseen"}
+  with open(paths["test_unseen"], encoding="utf-8") as f:
+    assert json.load(f) == synthetic.generate_examples(
+        5, seed=1 + synthetic.UNSEEN_TEST_SEED_OFFSET, split="test_unseen", names="unseen")
+  mtimes = {k: os.stat(p).st_mtime_ns for k, p in paths.items()}
+  assert synthetic.ensure_demo_data(directory, 10, 5, seed=1) == paths
+  assert {k: os.stat(p).st_mtime_ns for k, p in paths.items()} == mtimes
+  os.remove(paths["dev_unseen"])
+  synthetic.ensure_demo_data(directory, 10, 5, seed=1)
+  assert os.path.exists(paths["dev_unseen"])
+
+
+def test_unseen_splits_are_in_the_official_format(demo):
+  for split in UNSEEN_SPLITS:
+    _assert_official_items(demo[split][2], split)
+  _assert_official_items(demo["dev"][2], "dev")  # the comparison split passes the same checks
+
+
+def test_unseen_splits_are_deterministic_and_differ():
+  a = synthetic.generate_examples(30, seed=3, split="dev_unseen", names="unseen")
+  assert a == synthetic.generate_examples(30, seed=3, split="dev_unseen", names="unseen")
+  b = synthetic.generate_examples(30, seed=4, split="dev_unseen", names="unseen")
+  assert sum(x["supports"] == y["supports"] for x, y in zip(a, b)) == 0
+  # Only the names change with `names`: the same seed gives the same shapes of items.
+  seen = synthetic.generate_examples(30, seed=3, split="dev_unseen")
+  assert [_query(i)[0] for i in a] == [_query(i)[0] for i in seen]
+  assert [len(i["candidates"]) for i in a] == [len(i["candidates"]) for i in seen]
+  assert [i["query"] for i in a] != [i["query"] for i in seen]
+
+
+def test_unseen_names_do_not_depend_on_the_process_hash_seed():
+  code = ("import hashlib, json; from synthetic_data import wikihop as synthetic; "
+          "items = synthetic.generate_examples(20, seed=9, split='test_unseen', names='unseen'); "
+          "data = [synthetic.UNSEEN_LEXICON, items]; "
+          "print(hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest())")
+  digests = set()
+  for hash_seed in ("1", "2"):
+    env = dict(os.environ, PYTHONHASHSEED=hash_seed)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                         text=True, check=True)
+    digests.add(out.stdout.strip())
+  assert len(digests) == 1
+
+
+def test_the_unseen_lexicon_is_shaped_like_the_seen_one_and_shares_no_word():
+  seen, unseen = synthetic.LEXICON, synthetic.UNSEEN_LEXICON
+  assert list(unseen) == list(seen)
+  assert {k: len(v) for k, v in unseen.items()} == {k: len(v) for k, v in seen.items()}
+  assert not lexicon.words_of(unseen) & lexicon.words_of(seen)
+  assert not lexicon.words_of(unseen) & synthetic._template_words()
+  # Building the unseen lexicon left LEXICON as its own seed makes it.
+  assert seen == lexicon.build_lexicon(synthetic._LEXICON_SEED, synthetic._SOUNDS,
+                                       synthetic._POOLS, max_length=10,
+                                       reserved=synthetic._template_words())
+  assert synthetic.LEXICONS == {"seen": seen, "unseen": unseen}
+
+
+def test_no_word_of_an_unseen_name_occurs_in_train(demo):
+  train_words = _words(demo["train"][1])
+  unseen_words = lexicon.words_of(synthetic.UNSEEN_LEXICON)
+  assert not unseen_words & train_words
+  seen_words = lexicon.words_of(synthetic.LEXICON)
+  for split in UNSEEN_SPLITS:
+    items = demo[split][2]
+    words = _item_words(items)
+    assert not words & seen_words
+    assert len(words & unseen_words) / len(unseen_words) > 0.9  # the unseen names are used
+    # Every word of a candidate or subject is an unseen name word or a shared English one.
+    shared = {"lake", "river"} | {w.lower() for w in synthetic.COMPANY_SUFFIXES}
+    for item in items:
+      for name in [_query(item)[1]] + item["candidates"]:
+        assert set(name.split()) <= unseen_words | shared, name
+        assert set(name.split()) & unseen_words, name
+
+
+def test_the_seen_dev_keeps_sharing_names_with_train(demo):
+  train_words = _words(demo["train"][1])
+  seen_words = lexicon.words_of(synthetic.LEXICON)
+  dev_names = {w for item in demo["dev"][2] for name in [_query(item)[1]] + item["candidates"]
+               for w in name.split()} & seen_words
+  assert len(dev_names) > 250
+  assert len(dev_names - train_words) / len(dev_names) < 0.05
+  assert not _item_words(demo["dev"][2]) & lexicon.words_of(synthetic.UNSEEN_LEXICON)
+
+
+def test_generating_unseen_splits_does_not_load_tensorflow(tmp_path):
+  code = ("import sys; from synthetic_data import wikihop; "
+          f"wikihop.ensure_demo_data({str(tmp_path)!r}, 4, 3, seed=2); "
+          "print('tensorflow' in sys.modules)")
+  out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                       text=True, check=True)
+  assert out.stdout.strip() == "False"
+  assert os.path.exists(tmp_path / synthetic.TEST_UNSEEN_FILENAME)
+
+
+def test_bad_names_raise():
+  with pytest.raises(ValueError):
+    synthetic.generate_examples(2, names="other")
+  with pytest.raises(ValueError):
+    synthetic.generate_examples(2, split="test_seen")

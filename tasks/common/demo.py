@@ -8,7 +8,7 @@ the trivial baselines). Each step is timed; the summary goes to <output_dir>/dem
 import contextlib
 import os
 import time
-from typing import Any, Callable, Dict, Sequence, Tuple
+from typing import Any, Callable, Dict, Sequence
 
 from absl import logging
 
@@ -23,22 +23,24 @@ def timed(timings: Dict[str, float], name: str):
   timings[name] = time.perf_counter() - start
 
 
-def run_task_demo(task, make_data: Callable[[str], Tuple[str, str]], config_path: str,
+def run_task_demo(task, make_data: Callable[[str], Dict[str, str]], config_path: str,
                   output_dir: str, overrides: Sequence[str] = (), verbose: int = 2
                   ) -> Dict[str, Any]:
   """Runs the four demo steps of `task` (a tasks.common.task.Task).
 
   Args:
-    make_data: data directory -> (train file, dev file), generated or reused.
+    make_data: data directory -> {split: file} with "train" and "dev" and possibly other
+      evaluation splits (e.g. "dev_unseen"), generated or reused.
     config_path: the fine-tuning config; `overrides` are --set style "section.key=value".
   Returns:
-    The summary (also written to demo_summary.json): the task's demo_scores, timings, the
-    in-memory dev metrics of the run, its training metrics and settings, the model config and
-    the prediction file.
+    The summary (also written to demo_summary.json): the task's demo_scores on dev, those of
+    every other evaluation split under "splits", timings, the in-memory dev metrics of the run,
+    its training metrics and settings, the model config and the prediction files.
   """
   timings: Dict[str, float] = {}
   with timed(timings, "generate_data"):
-    train_file, dev_file = make_data(os.path.join(output_dir, "data"))
+    files = make_data(os.path.join(output_dir, "data"))
+  train_file, dev_file = files["train"], files["dev"]
   logging.info("step 1/4: data in %s", os.path.dirname(train_file))
 
   run_config = task.load_run_config(config_path)
@@ -51,18 +53,27 @@ def run_task_demo(task, make_data: Callable[[str], Tuple[str, str]], config_path
     finetune = task.run_finetuning(run_config, run_dir, verbose=verbose)
   timings.update({f"finetune_{k}": v for k, v in finetune.get("timings", {}).items()})
 
-  logging.info("step 3/4: predicting %s with the exported model", dev_file)
-  prediction_file = os.path.join(output_dir, task.prediction_file_name)
-  with timed(timings, "predict"):
-    task.predict_file(os.path.join(run_dir, "export"), dev_file, prediction_file)
+  extra = [split for split in files if split not in ("train", "dev")]
+  logging.info("step 3/4: predicting %s with the exported model", ", ".join(["dev"] + extra))
+  predictions = {}
+  for split in ["dev"] + extra:
+    predictions[split] = os.path.join(
+        output_dir, task.prediction_file_name.replace("dev", split, 1) if split != "dev"
+        else task.prediction_file_name)
+    with timed(timings, "predict" if split == "dev" else f"predict_{split}"):
+      task.predict_file(os.path.join(run_dir, "export"), files[split], predictions[split])
 
   logging.info("step 4/4: scoring")
   with timed(timings, "evaluate"):
-    summary = dict(task.demo_scores(dev_file, prediction_file))
+    summary = dict(task.demo_scores(dev_file, predictions["dev"]))
+    summary["splits"] = {split: task.demo_scores(files[split], predictions[split])
+                         for split in extra}
+  prediction_file = predictions["dev"]
   settings = {name: finetune[name] for name in task.predictor_class.setting_names
               if name in finetune}
   summary.update(settings, timings_seconds=timings, in_memory_dev_metrics=finetune.get("dev"),
                  train_metrics={k: v for k, v in finetune.items() if k not in ("dev", "timings")},
-                 model=run_config["model"], prediction_file=prediction_file)
+                 model=run_config["model"], prediction_file=prediction_file,
+                 prediction_files=predictions)
   atomic_write_json(os.path.join(output_dir, "demo_summary.json"), summary)
   return summary

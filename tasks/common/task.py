@@ -41,6 +41,16 @@ from tasks.common.read_report import ReadReport
 Log = Callable[[str], None]
 
 
+SPLIT_TITLES = {"dev": "synthetic dev set (names seen in training)",
+                "dev_unseen": "synthetic dev set about unseen entities",
+                "test_unseen": "synthetic test set about unseen entities"}
+
+
+def demo_splits(summary: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+  """{split: its demo_scores} of a demo summary: "dev" first, then the other evaluated splits."""
+  return {"dev": summary, **summary.get("splits", {})}
+
+
 class Task(abc.ABC):
   """One benchmark: its files, features, model, decoding, scoring and demo data.
 
@@ -141,14 +151,16 @@ class Task(abc.ABC):
     return self.metrics.format_metrics(scores)
 
   def make_demo_data(self, directory: str, num_train: int, num_dev: int, seed: int
-                     ) -> Tuple[str, str]:
-    """Writes (or reuses) synthetic train/dev files in the official format: (train, dev).
+                     ) -> Dict[str, str]:
+    """Writes (or reuses) synthetic files in the official format: {split: path} with "train",
+    "dev" (entities named from the training lexicon) and, where the generator has them,
+    "dev_unseen" and "test_unseen" (entities whose names never occur in training).
 
     The generators live in the `synthetic_data` package of a source checkout (not installed).
     """
     generator = importlib.import_module(f"synthetic_data.{self.name}")
     files = generator.ensure_demo_data(directory, num_train, num_dev, seed)
-    return (files["train"], files["dev"]) if isinstance(files, dict) else tuple(files)
+    return dict(files) if isinstance(files, dict) else {"train": files[0], "dev": files[1]}
 
   def demo_scores(self, dev_file: str, prediction_file: str) -> Dict[str, Any]:
     """The demo's figures: "dev_metrics" and "baseline_metrics" (the one baseline's metrics,
@@ -163,22 +175,28 @@ class Task(abc.ABC):
             "baseline_names": list(baselines)}
 
   def demo_report(self, summary: Dict[str, Any]) -> str:
-    """The demo's result table: the model next to the baselines."""
-    lines = [f"\n{self.title} demo, synthetic dev set: fine-tuned model",
-             self.format_metrics(summary["dev_metrics"])]
-    baselines, names = summary["baseline_metrics"], summary["baseline_names"]
-    for name in names:
-      lines += [f"\nbaseline: {name.replace('_', ' ')}",
-                self.format_metrics(baselines if len(names) == 1 else baselines[name])]
+    """The demo's result tables, one per evaluated split: the model next to the baselines."""
+    lines = []
+    for split, scores in demo_splits(summary).items():
+      lines += [f"\n{self.title} demo, {SPLIT_TITLES.get(split, split)}: fine-tuned model",
+                self.format_metrics(scores["dev_metrics"])]
+      baselines, names = scores["baseline_metrics"], scores["baseline_names"]
+      for name in names:
+        lines += [f"\nbaseline: {name.replace('_', ' ')}",
+                  self.format_metrics(baselines if len(names) == 1 else baselines[name])]
     return "\n".join(lines)
 
   def demo_headline(self, summary: Dict[str, Any]) -> Dict[str, Any]:
-    """The figures printed as the demo's last line: `headline_keys` of model and baselines."""
-    baselines, names = summary["baseline_metrics"], summary["baseline_names"]
-    by_name = {names[0]: baselines} if len(names) == 1 else baselines
-    return {"model": {key: summary["dev_metrics"][key] for key in self.headline_keys},
-            **{f"baseline: {name}": {key: scores[key] for key in self.headline_keys}
-               for name, scores in by_name.items()}}
+    """The demo's last line: `headline_keys` of the model and the baselines, per split."""
+    headline = {}
+    for split, scores in demo_splits(summary).items():
+      baselines, names = scores["baseline_metrics"], scores["baseline_names"]
+      by_name = {names[0]: baselines} if len(names) == 1 else baselines
+      headline[split] = {
+          "model": {key: scores["dev_metrics"][key] for key in self.headline_keys},
+          **{f"baseline: {name}": {key: value[key] for key in self.headline_keys}
+             for name, value in by_name.items()}}
+    return headline
 
   def input_files(self, path: str) -> List[str]:
     """The files behind an input path (a task with sharded input expands globs)."""
