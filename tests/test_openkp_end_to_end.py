@@ -36,6 +36,17 @@ def test_demo_beats_the_baselines(demo_run):
 
 
 @pytest.mark.slow
+def test_demo_beats_the_baselines_on_unseen_entities(demo_run):
+  # Pages about entities whose names never occur in training: the key phrases cannot be
+  # remembered, only read from the page (measured in the README's OpenKP table).
+  _, summary = demo_run
+  for split in ("dev_unseen", "test_unseen"):
+    scores = summary["splits"][split]
+    best_baseline = max(b["F1@3"] for b in scores["baseline_metrics"].values())
+    assert scores["dev_metrics"]["F1@3"] >= best_baseline + 0.10
+
+
+@pytest.mark.slow
 def test_prediction_lines_cover_every_url(demo_run):
   out, summary = demo_run
   with open(os.path.join(out, "data", "OpenKPDev.jsonl")) as f:

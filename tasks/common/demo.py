@@ -53,7 +53,7 @@ def run_task_demo(task, make_data: Callable[[str], Dict[str, str]], config_path:
     finetune = task.run_finetuning(run_config, run_dir, verbose=verbose)
   timings.update({f"finetune_{k}": v for k, v in finetune.get("timings", {}).items()})
 
-  extra = [split for split in files if split not in ("train", "dev")]
+  extra = [split for split in files if split.startswith(("dev_", "test_"))]  # e.g. dev_unseen
   logging.info("step 3/4: predicting %s with the exported model", ", ".join(["dev"] + extra))
   predictions = {}
   for split in ["dev"] + extra:
