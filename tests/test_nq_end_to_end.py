@@ -50,6 +50,18 @@ def test_demo_beats_the_always_null_baseline(demo_run):
 
 
 @pytest.mark.slow
+def test_demo_beats_the_baseline_on_unseen_entities(demo_run):
+  # Pages about entities whose names never occur in training. Measured: long / short
+  # best-threshold F1 0.097 / 0.251 (dev_unseen) and 0.137 / 0.201 (test_unseen); always null 0.
+  _, summary = demo_run
+  for split in ("dev_unseen", "test_unseen"):
+    model, base = (summary["splits"][split][key] for key in ("dev_metrics", "baseline_metrics"))
+    assert base["long-best-threshold-f1"] == base["short-best-threshold-f1"] == 0.0
+    assert model["long-best-threshold-f1"] >= 0.04
+    assert model["short-best-threshold-f1"] >= 0.10
+
+
+@pytest.mark.slow
 def test_prediction_file_is_in_the_official_format(demo_run):
   out, summary = demo_run
   gold = {r["example_id"]: r for r in read_gold(os.path.join(out, "data", "nq-dev.jsonl.gz"))}

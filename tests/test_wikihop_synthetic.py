@@ -228,17 +228,22 @@ def test_same_arguments_give_identical_items():
   assert json.dumps(a) == json.dumps(b)
 
 
-def test_items_do_not_depend_on_the_process_hash_seed():
-  code = ("import hashlib, json; from synthetic_data import wikihop as synthetic; "
-          "items = synthetic.generate_examples(60, seed=9, split='dev'); "
-          "print(hashlib.sha256(json.dumps(items).encode()).hexdigest())")
+def digests_across_hash_seeds(code):
+  """The distinct outputs of `code` run under two PYTHONHASHSEED values."""
   digests = set()
   for hash_seed in ("1", "2"):
     env = dict(os.environ, PYTHONHASHSEED=hash_seed)
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
                          text=True, check=True)
     digests.add(out.stdout.strip())
-  assert len(digests) == 1
+  return digests
+
+
+def test_items_do_not_depend_on_the_process_hash_seed():
+  code = ("import hashlib, json; from synthetic_data import wikihop as synthetic; "
+          "items = synthetic.generate_examples(60, seed=9, split='dev'); "
+          "print(hashlib.sha256(json.dumps(items).encode()).hexdigest())")
+  assert len(digests_across_hash_seeds(code)) == 1
 
 
 def test_different_seeds_give_different_items():
@@ -562,13 +567,7 @@ def test_unseen_names_do_not_depend_on_the_process_hash_seed():
           "items = synthetic.generate_examples(20, seed=9, split='test_unseen', names='unseen'); "
           "data = [synthetic.UNSEEN_LEXICON, items]; "
           "print(hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest())")
-  digests = set()
-  for hash_seed in ("1", "2"):
-    env = dict(os.environ, PYTHONHASHSEED=hash_seed)
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
-                         text=True, check=True)
-    digests.add(out.stdout.strip())
-  assert len(digests) == 1
+  assert len(digests_across_hash_seeds(code)) == 1
 
 
 def test_the_unseen_lexicon_is_shaped_like_the_seen_one_and_shares_no_word():
