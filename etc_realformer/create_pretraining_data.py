@@ -6,7 +6,8 @@ r"""Converts a text corpus into pretraining TFRecord shards (whole-word MLM + CP
 Input: plain text (one sentence per line, a blank line between documents) or JSON Lines with a
 `text` field (split into sentences); `.gz` works for both. Prints documents, sentences,
 examples written and every reason records were skipped; writes data_config.json next to the
-shards for the trainer.
+shards for the trainer, and a copy of the vocabulary (vocab.txt or vocab.model) that the
+pretraining run passes on to its final encoder, so fine-tuning from it finds its vocabulary.
 """
 
 from absl import app
@@ -27,6 +28,7 @@ flags.DEFINE_bool("lower_case", True, "Lower-case before WordPiece.")
 flags.DEFINE_integer("num_shards", 1, "Output shards.")
 flags.DEFINE_integer("seed", 0, "Masking seed.")
 flags.DEFINE_integer("min_sentences", 1, "Skip documents with fewer sentences.")
+flags.DEFINE_integer("dupe_factor", 1, "Passes over the corpus, each masked with its own seed.")
 for _field in ("long_seq_len", "global_seq_len", "max_predictions_per_seq", "max_cpc_per_seq",
                "cpc_sentence_len"):
   flags.DEFINE_integer(_field, getattr(_DEFAULTS, _field), f"PretrainingDataConfig.{_field}")
@@ -50,9 +52,11 @@ def main(argv):
       cpc_prob=FLAGS.cpc_prob, max_cpc_per_seq=FLAGS.max_cpc_per_seq,
       cpc_sentence_len=FLAGS.cpc_sentence_len, pack_documents=FLAGS.pack_documents)
   try:
+    pretraining_data.copy_vocab(vocab_file or FLAGS.spm_model_file, FLAGS.output_dir)
     pretraining_data.convert_corpus(FLAGS.input, FLAGS.output_dir, tokenizer, config,
                                     num_shards=FLAGS.num_shards, seed=FLAGS.seed,
-                                    min_sentences=FLAGS.min_sentences)
+                                    min_sentences=FLAGS.min_sentences,
+                                    dupe_factor=FLAGS.dupe_factor)
   except (ValueError, FileNotFoundError) as e:
     raise app.UsageError(str(e)) from None
 

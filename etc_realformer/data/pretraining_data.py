@@ -6,6 +6,7 @@ vocabulary) so the main jobs need no download.
 """
 
 import os
+import shutil
 import time
 from typing import Callable, Dict, Iterable, Iterator, List, Sequence
 
@@ -18,6 +19,28 @@ from etc_realformer.data.tokenization import Tokenizer, WordPieceTokenizer
 EMBEDDED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "embedded")
 EMBEDDED_VOCAB = os.path.join(EMBEDDED_DIR, "vocab.txt")
 SHARD_PREFIX = "pretrain"
+
+
+VOCAB_NAMES = ("vocab.txt", "vocab.model")
+
+
+def copy_vocab(vocab_file: str, directory: str) -> str:
+  """Copies the vocabulary next to the shards as vocab.txt (WordPiece) or vocab.model."""
+  name = VOCAB_NAMES[1] if vocab_file.endswith(".model") else VOCAB_NAMES[0]
+  target = os.path.join(directory, name)
+  os.makedirs(directory, exist_ok=True)
+  if os.path.abspath(vocab_file) != os.path.abspath(target):
+    shutil.copyfile(vocab_file, target + ".tmp")
+    os.replace(target + ".tmp", target)
+  return target
+
+
+def find_vocab(directory: str):
+  """The vocab.txt / vocab.model in `directory`, or None."""
+  for name in VOCAB_NAMES:
+    if os.path.isfile(os.path.join(directory, name)):
+      return os.path.join(directory, name)
+  return None
 
 
 def tokenized_documents(documents: Iterable[corpus_lib.Document], tokenizer: Tokenizer,
@@ -45,23 +68,36 @@ def tokenized_documents(documents: Iterable[corpus_lib.Document], tokenizer: Tok
 def convert_corpus(inputs: Sequence[str], output_dir: str, tokenizer: Tokenizer,
                    data_config: pe.PretrainingDataConfig, num_shards: int = 1, seed: int = 0,
                    min_sentences: int = 1, log: Callable[[str], None] = print,
-                   progress_every: int = 1000) -> Dict:
+                   progress_every: int = 1000, dupe_factor: int = 1) -> Dict:
   """Reads, tokenises, masks and writes shards + data_config.json; returns the report.
+
+  With `dupe_factor` n > 1 the corpus is read n times and each pass is masked with its own
+  seed (seed, seed + 1, ...), as BERT's converter does: n times the examples from one corpus.
+  The corpus report counts the first pass.
 
   Raises ValueError when nothing could be written (the message carries the skip reasons).
   """
   data_config.validate()
   if num_shards < 1:
     raise ValueError(f"num_shards: must be >= 1, got {num_shards}")
+  if dupe_factor < 1:
+    raise ValueError(f"dupe_factor: must be >= 1, got {dupe_factor}")
   report = corpus_lib.CorpusReport()
   stats = pe.ExampleStats()
   start = time.perf_counter()
-  documents = corpus_lib.read_corpus(inputs, report, min_sentences=min_sentences)
   specials = [tokenizer.pad_id, tokenizer.unk_id, tokenizer.cls_id, tokenizer.sep_id,
               tokenizer.mask_id]
-  examples = pe.create_examples(tokenized_documents(documents, tokenizer), data_config,
-                                tokenizer.vocab_size, seed=seed, stats=stats,
-                                mask_id=tokenizer.mask_id, min_random_id=max(specials) + 1)
+
+  def all_passes():
+    for repeat in range(dupe_factor):
+      documents = corpus_lib.read_corpus(
+          inputs, report if repeat == 0 else corpus_lib.CorpusReport(),
+          min_sentences=min_sentences)
+      yield from pe.create_examples(tokenized_documents(documents, tokenizer), data_config,
+                                    tokenizer.vocab_size, seed=seed + repeat, stats=stats,
+                                    mask_id=tokenizer.mask_id, min_random_id=max(specials) + 1)
+
+  examples = all_passes()
   os.makedirs(output_dir, exist_ok=True)
   written = tfrecords.write_shards(examples, os.path.join(output_dir, SHARD_PREFIX), num_shards,
                                    progress_every=progress_every, log=log)
@@ -71,7 +107,8 @@ def convert_corpus(inputs: Sequence[str], output_dir: str, tokenizer: Tokenizer,
     raise ValueError(f"{', '.join(inputs)}: no pretraining examples could be made.\n"
                      + report.summary())
   tfrecords.write_data_config(output_dir, data_config, tokenizer.vocab_size,
-                              extra={"conversion": summary, "seed": seed})
+                              extra={"conversion": summary, "seed": seed,
+                                     "dupe_factor": dupe_factor})
   log(report.summary())
   log(f"examples written: {written} in {num_shards} shard(s) to {output_dir} "
       f"({stats.long_tokens} long tokens, {stats.masked_lm} MLM targets, "

@@ -5,6 +5,10 @@
   model_overrides: {hidden_size: 64}
   <section>: {...}                  # e.g. train / data for pretraining, train / features for tasks
 
+In the sections, a string value that starts with `./` or `../` is a path relative to the config
+file (like `model:`), so a config can name files that travel with it, e.g.
+`init_checkpoint: ../../pretrained/tiny_english`; any other path is taken as given.
+
 `--set section.key=value` overrides are applied by the command-line tools with `apply_override`.
 """
 
@@ -40,8 +44,15 @@ def load_run_config(path: str, sections: Sequence[str]) -> Dict[str, Any]:
     value = raw.get(section) or {}
     if not isinstance(value, dict):
       raise ValueError(f"{path}: section {section!r} must be a mapping, got {value!r}")
-    out[section] = dict(value)
+    out[section] = {key: relative_to(path, item) for key, item in value.items()}
   return out
+
+
+def relative_to(config_path: str, value: Any) -> Any:
+  """`value` as a path next to `config_path` if it starts with ./ or ../; else unchanged."""
+  if isinstance(value, str) and value.startswith(("./", "../")):
+    return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(config_path)), value))
+  return value
 
 
 def apply_overrides(run_config: Dict[str, Any], overrides: Sequence[str]) -> Dict[str, Any]:
@@ -54,5 +65,6 @@ def apply_overrides(run_config: Dict[str, Any], overrides: Sequence[str]) -> Dic
     if not sep or not dot or section not in run_config:
       raise ValueError(f"--set {item!r}: expected <section>.<key>=<value> with a section in "
                        f"{sections}")
-    run_config[section][name] = yaml.safe_load(value)
+    # An empty value is the empty string (`--set train.init_checkpoint=`), not YAML's null.
+    run_config[section][name] = yaml.safe_load(value) if value.strip() else ""
   return run_config
