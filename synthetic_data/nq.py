@@ -92,6 +92,21 @@ TITLE_WORDS = (("Silent", "Golden", "Last", "Northern", "Quiet", "Broken", "Hidd
 CHILDREN = ("two", "three", "four", "five", "six", "seven")
 COMPANY_SUFFIXES = ("Works", "Mills", "Press", "Motors", "Foundry", "Textiles", "Holdings",
                     "Records")
+# Sentences of the padding paragraphs that make long pages (`page_words`): no relation, no value
+# and no name; every word already occurs in the fixed texts (so `UNSEEN_LEXICON` is unchanged).
+PADDING_SENTENCES = (
+    "Visitors often enjoyed walks along the narrow streets on a Saturday.",
+    "Many local shops sell bread, cheese and tea.",
+    "The museum library holds several thousand letters and books.",
+    "A wooden footpath runs through the green hills near the valley.",
+    "Students from the college often study in the public library.",
+    "Residents held a weekly festival in the main square.",
+    "Several small villages lie along the river.",
+    "The local football club plays in blue and white.",
+    "Workers rebuilt the walls after a serious storm.",
+    "A ferry service connects the islands in summer.",
+    "The region is known as a place of mild winters and snowy hills.",
+    "Hundreds of visitors reached the highest mountain by railway.")
 _URL = "https://en.wikipedia.org//w/index.php?title={title}&oldid={oldid}"
 _TOKEN_RE = re.compile(r"\w+|[^\w\s]")
 _FORMATTER = string.Formatter()
@@ -522,7 +537,7 @@ def _fixed_words() -> Set[str]:
   of the entity types, the word lists, the html tags and the url."""
   texts = [*OCCUPATIONS, *INDUSTRIES, *ANIMALS, *LANDMARKS, *PRODUCTS, *SLOGANS, *TITLE_WORDS[0],
            *TITLE_WORDS[1], *CHILDREN, *COMPANY_SUFFIXES, *MONTHS, *DIRECTIONS,
-           *CANDIDATE_TAGS, "HTML BODY H1 Th Td The", _URL]
+           *CANDIDATE_TAGS, "HTML BODY H1 Th Td The", _URL, *PADDING_SENTENCES]
   for entity in ENTITY_TYPES:
     texts += [*entity.intros, *entity.fillers, *(text for row in entity.rows for text in row)]
     for r in entity.relations:
@@ -654,6 +669,27 @@ def _blocks(page: _Page, plan: _Plan) -> List[_Block]:
   blocks.append(table)
   rng.shuffle(blocks)
   return [intro] + blocks
+
+
+def _block_words(blocks: List[_Block]) -> int:
+  """The number of words and punctuation marks of the blocks' text (tags left out)."""
+  texts = []
+  for block in blocks:
+    for part in block.parts:
+      label, sentence = part if isinstance(part, tuple) else ("", part)
+      texts += [label, sentence.before, sentence.value, sentence.after]
+  return sum(len(_TOKEN_RE.findall(text)) for text in texts)
+
+
+def _padding(rng: random.Random, words: int) -> List[_Block]:
+  """`<P>` paragraphs of `PADDING_SENTENCES` (six sentences each) holding at least `words`
+  words and punctuation marks."""
+  blocks, count = [], 0
+  while count < words:
+    sentences = [_Sentence(rng.choice(PADDING_SENTENCES)) for _ in range(6)]
+    count += sum(len(_TOKEN_RE.findall(s.before)) for s in sentences)
+    blocks.append(_Block("P", sentences))
+  return blocks
 
 
 # ----------------------------------------------------------------------------- html tokens
@@ -889,12 +925,16 @@ class _Ids:
 
 
 def _example(rng: random.Random, ids: _Ids, kind: str, num_annotations: int,
-             doc_paragraphs: int, lex: lexicon.Lexicon = LEXICON) -> dict:
-  """One example of the given question kind in the original NQ format, names drawn from `lex`."""
+             doc_paragraphs: int, lex: lexicon.Lexicon = LEXICON, page_words: int = 0) -> dict:
+  """One example of the given question kind in the original NQ format, names drawn from `lex`;
+  padding paragraphs at the end bring the page to `page_words` words (0: none)."""
   entity = rng.choice(ENTITY_TYPES)
   page = _Page(rng, lex)
   plan = _plan(page, entity, kind, doc_paragraphs)
-  html, facts, topics = _render(plan.subject, _blocks(page, plan))
+  blocks = _blocks(page, plan)
+  if page_words:
+    blocks += _padding(rng, page_words - _block_words(blocks))
+  html, facts, topics = _render(plan.subject, blocks)
   question, gold = _question_and_gold(page, plan, html, facts, topics)
   variants = [gold] if num_annotations == 1 else _dev_variants(
       rng, gold, kind, html.candidates, num_annotations)
@@ -918,7 +958,8 @@ def _example(rng: random.Random, ids: _Ids, kind: str, num_annotations: int,
 
 
 def generate_examples(num_examples: int, seed: int, num_annotations: int = 1,
-                      doc_paragraphs: int = DOC_PARAGRAPHS, names: str = "seen") -> List[dict]:
+                      doc_paragraphs: int = DOC_PARAGRAPHS, names: str = "seen",
+                      page_words: int = 0) -> List[dict]:
   """Generates synthetic NQ examples in the original format.
 
   Args:
@@ -930,6 +971,10 @@ def generate_examples(num_examples: int, seed: int, num_annotations: int = 1,
     names: "seen" draws every name from `LEXICON` (train and dev), "unseen" from
       `UNSEEN_LEXICON`, whose words never occur in "seen" data. Only the names differ: the
       random draws are the same.
+    page_words: When positive, paragraphs of neutral sentences (`PADDING_SENTENCES`: no fact,
+      value or name) are added at the end of each page until its text has about this many
+      words, e.g. 3000 for pages of real NQ size (a conversion benchmark). 0 (the default)
+      adds none and leaves the output unchanged.
 
   Returns:
     Dicts ready for `json.dumps`, with the keys of the original NQ release.
@@ -945,7 +990,8 @@ def generate_examples(num_examples: int, seed: int, num_annotations: int = 1,
   for _ in range(num_examples):
     if not kinds:  # each run of four examples has one question of each kind
       kinds = rng.sample(KINDS, len(KINDS))
-    examples.append(_example(rng, ids, kinds.pop(), num_annotations, doc_paragraphs, lex))
+    examples.append(_example(rng, ids, kinds.pop(), num_annotations, doc_paragraphs, lex,
+                             page_words))
   return examples
 
 

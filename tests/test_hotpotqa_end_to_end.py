@@ -31,8 +31,9 @@ def demo_run(tmp_path_factory):
 
 @pytest.mark.slow
 def test_demo_beats_the_trivial_baseline(demo_run):
-  # Measured with this config and data: answer F1 0.428 vs 0.160, sp F1 0.389 vs 0.191,
-  # joint F1 0.214 vs 0.050 (the baseline answers "yes" and takes every first sentence).
+  # Measured with this config and data (pretrained start, 1024 long tokens): answer F1 0.393
+  # vs 0.160, sp F1 0.451 vs 0.191, joint F1 0.198 vs 0.050 (the baseline answers "yes" and
+  # takes every first sentence).
   _, summary = demo_run
   model, base = summary["dev_metrics"], summary["baseline_metrics"]
   assert model["f1"] >= base["f1"] + 0.10
@@ -43,14 +44,14 @@ def test_demo_beats_the_trivial_baseline(demo_run):
 @pytest.mark.slow
 def test_demo_beats_the_baseline_on_unseen_entities(demo_run):
   # Dev and test about entities whose names never occur in training (the model cannot have
-  # memorised them). Measured: answer F1 0.411 / 0.373 vs 0.193 / 0.197, sp F1 0.354 / 0.328
-  # vs 0.188 / 0.177, joint F1 0.175 / 0.164 vs 0.057 / 0.056.
+  # memorised them). Measured: answer F1 0.300 / 0.300 vs 0.193 / 0.197, sp F1 0.407 / 0.386
+  # vs 0.188 / 0.177, joint F1 0.151 / 0.150 vs 0.057 / 0.056.
   _, summary = demo_run
   assert set(summary["splits"]) == {"dev_unseen", "test_unseen"}
   for scores in summary["splits"].values():
     model, base = scores["dev_metrics"], scores["baseline_metrics"]
-    assert model["f1"] >= base["f1"] + 0.10
-    assert model["sp_f1"] >= base["sp_f1"] + 0.08
+    assert model["f1"] >= base["f1"] + 0.05
+    assert model["sp_f1"] >= base["sp_f1"] + 0.12
     assert model["joint_f1"] >= base["joint_f1"] + 0.05
 
 

@@ -36,9 +36,9 @@ def read_gold(path):
 
 @pytest.mark.slow
 def test_demo_beats_the_always_null_baseline(demo_run):
-  # Measured with this config and data: long F1 0.222, short F1 0.287 (precision 0.21 and 0.29);
-  # the always-null baseline scores 0 (no correct answer). The floors leave room for run-to-run
-  # variation of a tiny model trained from scratch.
+  # Measured with this config and data (pretrained start): long F1 0.205, short F1 0.260; the
+  # always-null baseline scores 0 (no correct answer). The floors leave room for run-to-run
+  # variation of a tiny model (0.199 / 0.294 with 1800 steps instead of 1200).
   _, summary = demo_run
   model, base = summary["dev_metrics"], summary["baseline_metrics"]
   assert base["long-best-threshold-f1"] == base["short-best-threshold-f1"] == 0.0
@@ -52,13 +52,14 @@ def test_demo_beats_the_always_null_baseline(demo_run):
 @pytest.mark.slow
 def test_demo_beats_the_baseline_on_unseen_entities(demo_run):
   # Pages about entities whose names never occur in training. Measured: long / short
-  # best-threshold F1 0.097 / 0.251 (dev_unseen) and 0.137 / 0.201 (test_unseen); always null 0.
+  # best-threshold F1 0.220 / 0.276 (dev_unseen) and 0.249 / 0.395 (test_unseen); always null 0.
+  # From random weights they were 0.087 / 0.173 and 0.097 / 0.187.
   _, summary = demo_run
   for split in ("dev_unseen", "test_unseen"):
     model, base = (summary["splits"][split][key] for key in ("dev_metrics", "baseline_metrics"))
     assert base["long-best-threshold-f1"] == base["short-best-threshold-f1"] == 0.0
-    assert model["long-best-threshold-f1"] >= 0.04
-    assert model["short-best-threshold-f1"] >= 0.10
+    assert model["long-best-threshold-f1"] >= 0.10
+    assert model["short-best-threshold-f1"] >= 0.15
 
 
 @pytest.mark.slow

@@ -18,7 +18,9 @@ CONFIG = os.path.join(ROOT, "configs", "openkp", "tiny.yaml")
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
   out = str(tmp_path_factory.mktemp("openkp_demo"))
-  # 400 steps on 1000 pages (the demo: 600 on 1500) keep the suite short; measured F1@3 0.5.
+  # 400 steps on 1000 pages (the demo: 600 on 1500) keep the suite short; measured F1@3 0.525
+  # (dev), 0.504 / 0.527 (dev_unseen / test_unseen) against frequent n-grams 0.200 / 0.175 /
+  # 0.198.
   summary = TASK.run_demo(CONFIG, out, num_train=1000, num_dev=200, seed=0, verbose=0,
                               overrides=["train.num_train_steps=400", "train.warmup_steps=40"])
   return out, summary
@@ -28,8 +30,7 @@ def demo_run(tmp_path_factory):
 def test_demo_beats_the_baselines(demo_run):
   _, summary = demo_run
   model, baselines = summary["dev_metrics"], summary["baseline_metrics"]
-  # Measured with this config and data: see the README's OpenKP table. The floor leaves room
-  # for run-to-run variation of a tiny model trained from scratch.
+  # The floor leaves room for run-to-run variation of a tiny model.
   best_baseline = max(b["F1@3"] for b in baselines.values())
   assert model["F1@3"] >= best_baseline + 0.05
   assert summary["in_memory_dev_metrics"]["F1@3"] == pytest.approx(model["F1@3"], abs=0.01)
@@ -43,7 +44,7 @@ def test_demo_beats_the_baselines_on_unseen_entities(demo_run):
   for split in ("dev_unseen", "test_unseen"):
     scores = summary["splits"][split]
     best_baseline = max(b["F1@3"] for b in scores["baseline_metrics"].values())
-    assert scores["dev_metrics"]["F1@3"] >= best_baseline + 0.10
+    assert scores["dev_metrics"]["F1@3"] >= best_baseline + 0.20
 
 
 @pytest.mark.slow

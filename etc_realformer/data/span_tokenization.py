@@ -21,6 +21,8 @@ from typing import Dict, List, Sequence, Tuple
 
 from etc_realformer.data.tokenization import Tokenizer, basic_word_spans
 
+MAX_CACHED_WORDS = 1 << 20
+
 
 def split_words(text: str) -> List[Tuple[int, int]]:
   """[start, end) character offsets of the words of BERT's basic cut of `text`: runs of
@@ -52,10 +54,13 @@ class OffsetTokenizer:
     self._cache: Dict[str, List[int]] = {}
 
   def _word_ids(self, words: Sequence[str]) -> None:
-    """Fills the cache for the words it does not hold yet."""
+    """Fills the cache for the words it does not hold yet (emptied when it grows past
+    MAX_CACHED_WORDS, so a long conversion's memory stays bounded)."""
     missing = sorted({w for w in words if w not in self._cache})
     if not missing:
       return
+    if len(self._cache) + len(missing) > MAX_CACHED_WORDS:
+      self._cache = {w: self._cache[w] for w in words if w in self._cache}
     for word, groups in zip(missing, self.tokenizer.tokenize_words(missing)):
       # The tokenizer may cut a word further (e.g. at punctuation its normalization creates);
       # all pieces stay with the word.

@@ -4,10 +4,16 @@ Shards are `<prefix>-00000-of-00004.tfrecord`; next to them `data_config.json` r
 PretrainingDataConfig and vocab size they were made with, so the trainer knows every feature's
 length without being told again.
 
-Reading is deterministic: records are read in file order, optionally shuffled with a fixed seed,
-grouped into GLOBAL batches, and each worker keeps its own contiguous slice of every global
-batch. So step s sees the same global batch whatever the number of workers, which is what makes
-a 2-process run equal to a 1-process run, and resuming at step s is `skip(s)` global batches.
+Reading is deterministic, in one of two modes (`make_dataset(..., sharding=)`):
+  "slice" (the default): records are read in file order, optionally shuffled with a fixed seed,
+    grouped into GLOBAL batches, and each worker keeps its own contiguous slice of every global
+    batch. So step s sees the same global batch whatever the number of workers, which is what
+    makes a 2-process run equal to a 1-process run, and resuming at step s is `skip(s)` global
+    batches. Every worker reads every record.
+  "shards": worker i of n reads only the files i, i + n, i + 2n, ... (disjoint, their union is
+    every file) and batches its own records, global batch / n at a time; resuming at step s is
+    `skip(s)` of those batches. Each record is read once in all, so input cost does not grow
+    with the number of workers; the updates are not those of a 1-process run.
 """
 
 import dataclasses
@@ -65,6 +71,28 @@ def write_shards(examples: Iterable[Dict[str, np.ndarray]], prefix: str, num_sha
   return count
 
 
+def write_shard(examples: Iterable[Dict[str, np.ndarray]], path: str) -> int:
+  """Writes examples to one TFRecord file; returns the number written.
+
+  The file is written under `<path>.tmp` and renamed when complete, so a crash never leaves a
+  truncated file under its final name.
+  """
+  os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+  tmp = path + ".tmp"
+  count = 0
+  try:
+    with tf.io.TFRecordWriter(tmp) as writer:
+      for example in examples:
+        writer.write(to_tf_example(example).SerializeToString())
+        count += 1
+  except BaseException:
+    if os.path.exists(tmp):
+      os.remove(tmp)
+    raise
+  os.replace(tmp, path)
+  return count
+
+
 def write_data_config(directory: str, config: pe.PretrainingDataConfig, vocab_size: int,
                       extra: Optional[dict] = None) -> str:
   payload = {"data_config": dataclasses.asdict(config), "vocab_size": int(vocab_size)}
@@ -113,38 +141,53 @@ def parse_batch(serialized: tf.Tensor, config: pe.PretrainingDataConfig) -> Dict
   return out
 
 
+SHARDING_MODES = ("slice", "shards")
+
+
 def make_dataset(files: List[str], config: Optional[pe.PretrainingDataConfig],
                  global_batch_size: int, num_slices: int = 1, slice_index: int = 0,
                  shuffle_buffer: int = 0, seed: int = 0, repeat: bool = True,
                  skip_batches: int = 0,
-                 parse_fn: Optional[Callable[[tf.Tensor], Dict[str, tf.Tensor]]] = None
-                 ) -> tf.data.Dataset:
+                 parse_fn: Optional[Callable[[tf.Tensor], Dict[str, tf.Tensor]]] = None,
+                 sharding: str = "slice") -> tf.data.Dataset:
   """Batches of this worker's slice: [global_batch_size / num_slices, ...] per element.
 
   Args:
     files: TFRecord shards, read in this order.
     global_batch_size: examples per step over all workers; must divide by num_slices.
-    num_slices, slice_index: how many equal parts each global batch is cut into and which one
-      this input pipeline keeps (contiguous: slice i = examples [i*b, (i+1)*b)).
-    shuffle_buffer: 0 = file order; otherwise a seeded shuffle (same order on every worker).
-    skip_batches: global batches to skip (resume).
+    num_slices, slice_index: how many input pipelines (workers) there are and which one this
+      is. "slice": the part of each global batch this pipeline keeps (contiguous: slice i =
+      examples [i*b, (i+1)*b)); "shards": which files it reads (see the module docstring).
+    shuffle_buffer: 0 = file order; otherwise a seeded shuffle ("slice": the same order on every
+      worker; "shards": each worker shuffles its own records, seed + slice_index).
+    skip_batches: steps to skip (resume).
     parse_fn: [batch] serialized records -> features; default: the pretraining features of
       `config` (tasks pass their own).
+    sharding: "slice" (every worker reads every record; N workers equal 1) or "shards" (each
+      worker reads its own files; needs at least num_slices files).
   """
+  if sharding not in SHARDING_MODES:
+    raise ValueError(f"input sharding: {sharding!r} is not one of {', '.join(SHARDING_MODES)}")
   if global_batch_size % num_slices:
     raise ValueError(f"global_batch_size: {global_batch_size} does not divide into "
                      f"{num_slices} workers/replicas")
   per_slice = global_batch_size // num_slices
-  ds = tf.data.TFRecordDataset(files)
-  if shuffle_buffer:
-    ds = ds.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
-  if repeat:
-    ds = ds.repeat()
-  ds = ds.batch(global_batch_size, drop_remainder=True)
-  if skip_batches:
-    ds = ds.skip(skip_batches)
-  start = slice_index * per_slice
-  ds = ds.map(lambda batch: batch[start:start + per_slice])
+  if sharding == "shards":
+    ds = _own_shards(files, num_slices, slice_index, shuffle_buffer, seed, repeat)
+    ds = ds.batch(per_slice, drop_remainder=True)
+    if skip_batches:
+      ds = ds.skip(skip_batches)
+  else:
+    ds = tf.data.TFRecordDataset(files)
+    if shuffle_buffer:
+      ds = ds.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
+    if repeat:
+      ds = ds.repeat()
+    ds = ds.batch(global_batch_size, drop_remainder=True)
+    if skip_batches:
+      ds = ds.skip(skip_batches)
+    start = slice_index * per_slice
+    ds = ds.map(lambda batch: batch[start:start + per_slice])
   if parse_fn is None:
     parse_fn = lambda batch: parse_batch(batch, config)  # pylint: disable=unnecessary-lambda-assignment
   ds = ds.map(parse_fn, num_parallel_calls=tf.data.AUTOTUNE)
@@ -152,6 +195,24 @@ def make_dataset(files: List[str], config: Optional[pe.PretrainingDataConfig],
   options.deterministic = True
   options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
   return ds.with_options(options).prefetch(2)
+
+
+def worker_files(files: List[str], num_workers: int, worker_index: int) -> List[str]:
+  """The files worker `worker_index` of `num_workers` reads in "shards" mode (disjoint)."""
+  if len(files) < num_workers:
+    raise ValueError(f"input sharding \"shards\": {len(files)} TFRecord file(s) for "
+                     f"{num_workers} workers; convert into at least as many shards as workers "
+                     "(train.num_conversion_shards, convert --num_shards) or read with "
+                     "input sharding \"slice\"")
+  return list(files[worker_index::num_workers])
+
+
+def _own_shards(files, num_workers, worker_index, shuffle_buffer, seed, repeat):
+  """The records of this worker's own files, shuffled and repeated (not yet batched)."""
+  ds = tf.data.TFRecordDataset(worker_files(files, num_workers, worker_index))
+  if shuffle_buffer:
+    ds = ds.shuffle(shuffle_buffer, seed=seed + worker_index, reshuffle_each_iteration=True)
+  return ds.repeat() if repeat else ds
 
 
 def count_records(files: List[str]) -> int:

@@ -4,16 +4,26 @@ A subclass sets `self.tracked` (name -> tf_keras.metrics.Mean, "loss" among them
 `compute_losses`. train_step reports each step's own values (the logging callback averages them
 over its window) and also feeds the Mean metrics, which Keras reports at the end of an epoch;
 test_step accumulates the Mean metrics over the evaluated data.
+
+With gradient accumulation (`enable_gradient_accumulation`, see training/accumulation.py) each
+train_step is one micro-batch: its gradients are added up and applied every n-th step. A loss
+that averages over a data-dependent part of the batch divides by `weight_total`, which is the
+micro-batch's share of the whole batch's total when the data pipeline provides it.
 """
+
+from typing import Dict, Optional
 
 import tensorflow as tf
 import tf_keras
+
+from etc_realformer.training import accumulation
 
 
 class LossModel(tf_keras.Model):
   """tf_keras.Model with train_step/test_step driven by compute_losses."""
 
   tracked: dict
+  gradient_accumulation: Optional[accumulation.GradientAccumulator] = None
 
   @property
   def metrics(self):
@@ -23,12 +33,41 @@ class LossModel(tf_keras.Model):
     """-> dict of scalar tensors with a "loss" entry; every subclass defines it."""
     raise NotImplementedError(f"{type(self).__name__} must define compute_losses")
 
+  def loss_weights(self, features) -> Dict[str, tf.Tensor]:
+    """Per-example weights [B] of the losses averaged over a data-dependent part of the batch,
+    by name (the names `compute_losses` passes to `weight_total`); {} when every loss is a
+    plain mean over the examples."""
+    del features
+    return {}
+
+  def weight_total(self, features, name: str, weights: tf.Tensor) -> tf.Tensor:
+    """The denominator of a loss averaged with per-example `weights` [B]: their sum, or, for a
+    micro-batch of an accumulated step, its share of the whole batch's sum (a feature the data
+    pipeline adds, accumulation.split_batches), which keeps the accumulated loss exact."""
+    share = features.get(accumulation.WEIGHT_SHARE_PREFIX + name)
+    if share is not None:
+      return tf.cast(share[0], weights.dtype)     # the same in every row of the micro-batch
+    return tf.reduce_sum(weights)
+
+  def enable_gradient_accumulation(self, steps: int, allreduce=None) -> None:
+    """Makes each train_step one of `steps` micro-batches of an optimizer step.
+
+    Call it in the distribution scope, after `compile` (the optimizer must exist); `allreduce`
+    averages the accumulated gradients over Horovod ranks (Distribution.gradient_allreduce).
+    """
+    if self.optimizer is None:
+      raise ValueError("enable_gradient_accumulation: compile the model first")
+    self.gradient_accumulation = accumulation.GradientAccumulator(
+        self.trainable_variables, steps, allreduce)
+
   def _update_metrics(self, values):
     for name, metric in self.tracked.items():
       metric.update_state(values[name])
     return {name: metric.result() for name, metric in self.tracked.items()}
 
   def train_step(self, data):
+    if self.gradient_accumulation is not None:
+      return self._accumulating_train_step(data)
     with tf.GradientTape() as tape:
       values = self.compute_losses(data, self(data, training=True))
       # Under tf.distribute the optimizer sums replica gradients; Horovod's optimizer averages.
@@ -41,6 +80,19 @@ class LossModel(tf_keras.Model):
     # layer's long-stream weights get no gradient); they are left as they are.
     self.optimizer.apply_gradients([(g, v) for g, v in grads_and_vars if g is not None])
     self._update_metrics(values)   # running means: what Keras reports at the end of an epoch
+    return values
+
+  def _accumulating_train_step(self, data):
+    """One micro-batch: its gradients are added; every n-th call applies their mean."""
+    accumulator = self.gradient_accumulation
+    with tf.GradientTape() as tape:
+      values = self.compute_losses(data, self(data, training=True))
+      replicas = tf.distribute.get_strategy().num_replicas_in_sync
+      loss = values["loss"] / tf.cast(replicas, values["loss"].dtype)
+      loss = accumulator.scale_loss(self.optimizer, loss)
+    # Local gradients (no Horovod allreduce per micro-batch: the accumulator reduces once).
+    accumulator.add(self.optimizer, tape.gradient(loss, accumulator.variables))
+    self._update_metrics(values)
     return values
 
   def test_step(self, data):

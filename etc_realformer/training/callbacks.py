@@ -1,7 +1,8 @@
 """Keras callbacks for long runs: periodic checkpoints, and progress as log lines + TensorBoard.
 
 Both count steps with the optimizer's `iterations`, which is saved in the checkpoint, so
-after a resume the step numbers continue where the crashed run stopped.
+after a resume the step numbers continue where the crashed run stopped. With gradient
+accumulation a Keras batch is one micro-batch: both act only once a step is complete.
 """
 
 import time
@@ -13,6 +14,12 @@ import tf_keras
 
 def _step(model) -> int:
   return int(model.optimizer.iterations.numpy())
+
+
+def _step_complete(model) -> bool:
+  """False in the middle of an accumulation (micro-batches of a step still to come)."""
+  accumulator = getattr(model, "gradient_accumulation", None)
+  return accumulator is None or accumulator.at_step_boundary()
 
 
 class CheckpointEvery(tf_keras.callbacks.Callback):
@@ -37,6 +44,8 @@ class CheckpointEvery(tf_keras.callbacks.Callback):
       logging.info("step %d: checkpoint %s", step, path)
 
   def on_train_batch_end(self, batch, logs=None):
+    if not _step_complete(self.model):
+      return
     step = _step(self.model)
     if self.every and step % self.every == 0:
       self._save(step)
@@ -49,8 +58,8 @@ class TrainingLog(tf_keras.callbacks.Callback):
   """Every `every` steps: one absl log line and TensorBoard scalars, averaged over the window.
 
   train_step reports each step's own values; this averages them over the last `every` steps
-  (loss, accuracies) and adds learning rate, steps/s and tokens/s. `window` holds the latest
-  averages (the run's final metrics).
+  (loss, accuracies; over their micro-batches with gradient accumulation) and adds learning
+  rate, steps/s and tokens/s. `window` holds the latest averages (the run's final metrics).
   """
 
   def __init__(self, total_steps: int, every: int, log_dir: str = None,
@@ -71,6 +80,8 @@ class TrainingLog(tf_keras.callbacks.Callback):
     for name, value in (logs or {}).items():
       self._sums[name] = self._sums.get(name, 0.0) + float(value)
     self._count += 1
+    if not _step_complete(self.model):
+      return
     step = _step(self.model)
     if step % self.every and step != self.total_steps:
       return

@@ -8,17 +8,22 @@
 - which slice of every global batch this process feeds (`dataset(make)`),
 - who writes checkpoints and logs (`is_chief`), and the Keras callbacks Horovod needs.
 
-Every worker reads the same global batches and keeps its contiguous slice (see
-data/tfrecords.py), so a run gives the same updates whatever the number of workers.
+By default every worker reads the same global batches and keeps its contiguous slice (see
+data/tfrecords.py), so a run gives the same updates whatever the number of workers; the "shards"
+input mode instead gives each worker its own TFRecord files (each record read once in all). With
+gradient accumulation each replica's batch is further cut into micro-batches (see
+training/accumulation.py), and Horovod averages the accumulated gradients once per step.
 """
 
 import contextlib
 import json
 import os
-from typing import Callable, List
+from typing import Callable, List, Optional, Sequence
 
 import tensorflow as tf
 import tf_keras
+
+from etc_realformer.training import accumulation
 
 CHOICES = ("none", "horovod", "mirrored", "multi_worker_mirrored")
 
@@ -26,7 +31,8 @@ CHOICES = ("none", "horovod", "mirrored", "multi_worker_mirrored")
 class Distribution:
   """Set-up for one of CHOICES; create it once, before any model or dataset."""
 
-  def __init__(self, kind: str = "none"):
+  def __init__(self, kind: str = "none", devices: Optional[Sequence[str]] = None):
+    """`devices`: the devices of a `mirrored` run (default: every GPU, else the CPU)."""
     kind = (kind or "none").lower()
     if kind not in CHOICES:
       raise ValueError(f"distribution: {kind!r} is not one of {', '.join(CHOICES)}")
@@ -45,7 +51,7 @@ class Distribution:
       if gpus:  # one GPU per process
         tf.config.set_visible_devices(gpus[hvd.local_rank() % len(gpus)], "GPU")
     elif kind == "mirrored":
-      self.strategy = tf.distribute.MirroredStrategy()
+      self.strategy = tf.distribute.MirroredStrategy(devices)
     elif kind == "multi_worker_mirrored":
       if "TF_CONFIG" not in os.environ:
         raise ValueError("distribution=multi_worker_mirrored needs the TF_CONFIG environment "
@@ -96,6 +102,19 @@ class Distribution:
       wrapped.exclude_from_weight_decay(var_names=list(excluded))
     return wrapped
 
+  def gradient_allreduce(self) -> Optional[accumulation.AllReduce]:
+    """Horovod: a function averaging a list of tensors over the ranks, for accumulated
+    gradients (reduced once per optimizer step). Others: None (tf.distribute's optimizer
+    reduces the gradients it applies)."""
+    if self.hvd is None:
+      return None
+    import horovod.tensorflow as hvd_tf  # pylint: disable=g-import-not-at-top
+
+    def average(tensors):
+      return hvd_tf.grouped_allreduce(tensors, op=hvd_tf.Average,
+                                      name="accumulated_gradients")
+    return average
+
   def callbacks(self) -> List:
     if self.hvd is None:
       return []
@@ -108,20 +127,29 @@ class Distribution:
       import horovod.tensorflow as hvd_tf  # pylint: disable=g-import-not-at-top
       hvd_tf.broadcast_variables(variables, root_rank=0)
 
-  def dataset(self, make: Callable[[int, int], tf.data.Dataset], global_batch_size: int):
+  def dataset(self, make: Callable[[int, int], tf.data.Dataset], global_batch_size: int,
+              accumulation_steps: int = 1, loss_weights: Optional[Callable] = None):
     """`make(num_slices, slice_index)` -> batches of one slice of each global batch.
 
     Returns what model.fit takes: a tf.data.Dataset for none/horovod, a distributed dataset
-    for tf.distribute (each replica gets its own contiguous slice).
+    for tf.distribute (each replica gets its own contiguous slice). With accumulation_steps
+    n > 1 each replica's part of a global batch comes as n consecutive micro-batches, carrying
+    their shares of the `loss_weights` totals (accumulation.split_batches).
     """
     if self.strategy is None:
-      return make(self.num_workers, self.worker_index)
+      ds = make(self.num_workers, self.worker_index)
+      if accumulation_steps > 1:
+        ds = accumulation.split_batches(ds, accumulation_steps, loss_weights)
+      return ds
     replicas = self.strategy.num_replicas_in_sync
 
     def fn(context: tf.distribute.InputContext):
       pipelines = context.num_input_pipelines
       per_pipeline = replicas // pipelines
       ds = make(pipelines, context.input_pipeline_id)
+      if accumulation_steps > 1:
+        # Part k of a slice goes to replica k % per_pipeline at micro-step k // per_pipeline.
+        return accumulation.split_batches(ds, per_pipeline * accumulation_steps, loss_weights)
       if per_pipeline == 1:
         return ds
       # Split this pipeline's slice into consecutive per-replica batches (round-robin order).

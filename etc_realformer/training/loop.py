@@ -5,6 +5,10 @@
 `num_train_steps`, checkpointing every `checkpoint_every` steps (chief only), and returns the
 model with the last logging window's metrics. The data pipeline is given `start_step` so it can
 skip what was already trained on.
+
+Steps are optimizer steps. With `gradient_accumulation_steps: n` each one is n Keras batches
+(micro-batches of each replica's part of the global batch, see training/accumulation.py), so
+`fit` runs n batches per remaining step and the callbacks act only when a step is complete.
 """
 
 import dataclasses
@@ -17,6 +21,7 @@ import tensorflow as tf
 import tf_keras
 
 from etc_realformer.dataclass_utils import check_known_keys
+from etc_realformer.training import accumulation
 from etc_realformer.training import callbacks as callbacks_lib
 from etc_realformer.training.distribution import Distribution
 from etc_realformer.training.optimizers import create_optimizer
@@ -43,6 +48,10 @@ class LoopConfig:
   jit_compile: bool = False
   shuffle_buffer: int = 1000
   seed: int = 0
+  gradient_accumulation_steps: int = 1  # n > 1: each optimizer step sums the gradients of n
+                                    # micro-batches of (batch per replica) / n examples and
+                                    # applies their mean once (less memory, same updates);
+                                    # steps, learning rate and checkpoints count optimizer steps
 
   @classmethod
   def from_dict(cls, values: Dict[str, Any], source: str = "train config"):
@@ -63,6 +72,9 @@ class LoopConfig:
     if self.mixed_precision not in ("", "mixed_float16", "mixed_bfloat16"):
       raise ValueError(f"{source}: mixed_precision must be '', mixed_float16 or mixed_bfloat16, "
                        f"got {self.mixed_precision!r}")
+    # The batch per replica is checked too once the distribution is known (check_distribution).
+    accumulation.check_steps(self.gradient_accumulation_steps,
+                             self.per_worker_batch_size or self.batch_size, source)
     return self
 
   def global_batch_size(self, distribution: Distribution) -> int:
@@ -76,6 +88,10 @@ def check_distribution(train: LoopConfig, distribution: Distribution) -> None:
     raise ValueError("jit_compile: not available with distribution=horovod (Horovod's XLA ops "
                      "do not build against this TensorFlow); use mirrored or "
                      "multi_worker_mirrored, or jit_compile: false")
+  if train.gradient_accumulation_steps != 1:
+    accumulation.check_steps(
+        train.gradient_accumulation_steps,
+        train.global_batch_size(distribution) // max(distribution.num_replicas, 1))
 
 
 def make_optimizer(train: LoopConfig, distribution: Distribution):
@@ -118,17 +134,27 @@ def run_training_loop(
   """
   check_distribution(train, distribution)
   global_batch = train.global_batch_size(distribution)
+  micro_batches = train.gradient_accumulation_steps
   tf_keras.utils.set_random_seed(train.seed)  # same initial weights on every worker
   if train.mixed_precision:
     tf_keras.mixed_precision.set_global_policy(train.mixed_precision)
   os.makedirs(output_dir, exist_ok=True)
   logging.info("%s; global batch %d", distribution.describe(), global_batch)
+  if micro_batches > 1:
+    logging.info("gradient accumulation: %d micro-batches of %d examples per replica and step",
+                 micro_batches, global_batch // distribution.num_replicas // micro_batches)
 
   with distribution.scope():
     model = build_model()
     optimizer = make_optimizer(train, distribution)
     optimizer.build(model.trainable_variables)
     model.compile(optimizer=optimizer, jit_compile=train.jit_compile)
+    if micro_batches > 1:
+      if not hasattr(model, "enable_gradient_accumulation"):
+        raise ValueError("gradient_accumulation_steps: needs a LossModel (models/loss_model.py), "
+                         f"got {type(model).__name__}")
+      # Not part of the checkpoint: the sums are zero whenever a step is complete.
+      model.enable_gradient_accumulation(micro_batches, distribution.gradient_allreduce())
     checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer)
 
   ckpt_dir = os.path.join(output_dir, "checkpoints")
@@ -152,7 +178,8 @@ def run_training_loop(
 
   dataset = distribution.dataset(
       lambda num_slices, slice_index: make_dataset(num_slices, slice_index, start_step),
-      global_batch)
+      global_batch, accumulation_steps=micro_batches,
+      loss_weights=getattr(model, "loss_weights", None))
   cbs = list(distribution.callbacks())
   if manager is not None:
     cbs.append(callbacks_lib.CheckpointEvery(manager, train.checkpoint_every))
@@ -166,7 +193,8 @@ def run_training_loop(
   history = {}
   t0 = time.perf_counter()
   if remaining > 0:
-    history = model.fit(dataset, epochs=1, steps_per_epoch=remaining, callbacks=cbs,
+    history = model.fit(dataset, epochs=1, steps_per_epoch=remaining * micro_batches,
+                        callbacks=cbs,
                         verbose=verbose if distribution.is_chief else 0).history
   seconds = time.perf_counter() - t0
   # The last logging window's averages (train_step reports per-step values).

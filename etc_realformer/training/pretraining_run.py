@@ -8,6 +8,7 @@ Output directory:
   checkpoints/ckpt-<step>.*  tf.train.Checkpoint(model, optimizer), every `checkpoint_every` steps
   logs/                     TensorBoard scalars
   final/encoder-*           the encoder alone (tf.train.Checkpoint(encoder=...)) + etc_config.json
+                            and the data's vocabulary (vocab.txt or vocab.model) when it has one
   final/metrics.json        last training metrics, steps, tokens/s
 """
 
@@ -20,6 +21,7 @@ import tf_keras
 
 from etc_realformer.config import EtcConfig
 from etc_realformer.io_utils import atomic_write_json
+from etc_realformer.data import pretraining_data
 from etc_realformer.data import tfrecords
 from etc_realformer.models.pretraining import EtcPretrainingModel
 from etc_realformer.training.distribution import Distribution
@@ -102,6 +104,9 @@ def _run(run_config, output_dir, distribution, verbose, extra_callbacks):
       initialize=make_initializer(train.init_checkpoint, model_config))
   if distribution.is_chief:
     export_encoder(model, os.path.join(output_dir, "final"))
+    vocab = pretraining_data.find_vocab(train.train_data)
+    if vocab:  # fine-tuning from final/ then finds the vocabulary the encoder learned
+      pretraining_data.copy_vocab(vocab, os.path.join(output_dir, "final"))
     atomic_write_json(os.path.join(output_dir, "final", "metrics.json"), metrics)
   return metrics
 

@@ -4,7 +4,8 @@ Commands:
   finetune   --config --output_dir [--set section.key=value ...] [--distribution]
   predict    --export_dir --input_file --output_file [--batch_size]
   evaluate   --gold_file --prediction_file [--output_file]
-  convert    --input_file --output_dir [--config] [--vocab_file] [--num_shards] [--set ...]
+  convert    --input_file --output_dir [--config] [--vocab_file] [--num_shards]
+             [--num_workers] [--set ...]
   demo       [--output_dir] [--num_train] [--num_dev] [--seed] [--set ...]
 
 A task's `__main__` calls `main(TASK)`. Bad input or settings end as a usage error that names the
@@ -48,7 +49,10 @@ def define_flags(task) -> None:
   flags.DEFINE_string("gold_file", None, task.file_help("gold"))
   flags.DEFINE_string("prediction_file", None, task.file_help("prediction"))
   flags.DEFINE_string("vocab_file", None, "convert: the vocabulary (default: train.vocab_file).")
-  flags.DEFINE_integer("num_shards", 1, "convert: number of TFRecord files.")
+  flags.DEFINE_integer("num_shards", None, "convert: number of TFRecord files (default "
+                                           "train.num_conversion_shards, 1).")
+  flags.DEFINE_integer("num_workers", None, "convert: processes converting the shards "
+                                            "(default train.num_conversion_workers, 1).")
   flags.DEFINE_integer("num_train", None, f"demo: synthetic training {task.demo_unit} (default "
                                           f"{task.demo_sizes[0]}).")
   flags.DEFINE_integer("num_dev", None, f"demo: synthetic dev {task.demo_unit} (default "
@@ -61,6 +65,11 @@ def _require(*names: str) -> None:
   missing = [f"--{name}" for name in names if not FLAGS[name].value]
   if missing:
     raise app.UsageError(" and ".join(missing) + " required")
+
+
+def _flag_or(name: str, default):
+  """A flag's value when given, else `default` (e.g. from the config)."""
+  return default if FLAGS[name].value is None else FLAGS[name].value
 
 
 def _config(task) -> Dict:
@@ -107,10 +116,12 @@ def convert(task) -> Dict:
     raise ValueError("convert needs a vocabulary: --vocab_file or train.vocab_file")
   tokenizer = OffsetTokenizer(tokenization.tokenizer_for_vocab(
       vocab_file, split_punctuation=train.split_punctuation))
+  num_shards = _flag_or("num_shards", train.num_conversion_shards)
   info = task.convert_file(FLAGS.input_file, FLAGS.output_dir, tokenizer, vocab_file,
-                           feature_config, FLAGS.num_shards)
-  print(f"{info['written']} record(s) from {info['examples']} example(s) of {info['records']} "
-        f"input record(s); skipped: {info['skipped'] or 'none'}")
+                           feature_config, num_shards,
+                           num_workers=_flag_or("num_workers", train.num_conversion_workers))
+  print(f"{info['written']} record(s) in {num_shards} shard(s) from {info['examples']} "
+        f"example(s) of {info['records']} input record(s); skipped: {info['skipped'] or 'none'}")
   return {key: info[key] for key in ("written", "examples", "records", "skipped", "counts")}
 
 

@@ -2,12 +2,16 @@
 
 `prepare_vocab` puts the run's vocabulary in its output directory: a given file (a WordPiece
 vocab.txt or a SentencePiece *.model) is copied, or a WordPiece vocabulary is learned from the
-task's training texts. With no vocab_file, an official init_checkpoint's own vocabulary is used
-(`tokenization.vocab_from_checkpoint_folder`); docs/tokenizers.md.
+task's training texts. With no vocab_file, the init_checkpoint's own vocabulary is used: the one
+released with an official checkpoint (`tokenization.vocab_from_checkpoint_folder`,
+docs/tokenizers.md) or the one beside this package's pretrained encoder (`vocab_source`).
 
 `train_task_model` is the shared body of every task's fine-tuning run: vocabulary, conversion of
-the training file (through `TaskData`), run_config.json and the resumable model.fit; the
-`Task` scores dev and exports after it.
+the training file (through `TaskData`: `train.num_conversion_shards` TFRecord files written by
+`train.num_conversion_workers` processes, reused while unchanged), run_config.json and the
+resumable model.fit; the `Task` scores dev and exports after it. With several training workers,
+`train.input_sharding` chooses whether each reads every record ("slice": N workers train exactly
+as one) or only its own shards ("shards").
 
 `train.init_checkpoint` is read by `etc_realformer.training.initialization.make_initializer`:
 this package's encoder checkpoint or an official ETC `model.ckpt` prefix.
@@ -30,6 +34,8 @@ from etc_realformer.data import tokenization
 from etc_realformer.dataclass_utils import check_known_keys
 from etc_realformer.io_utils import atomic_write_json
 from etc_realformer.training.distribution import Distribution
+from etc_realformer.data import pretraining_data
+from etc_realformer.training import initialization
 from etc_realformer.training.initialization import make_initializer
 from etc_realformer.training.loop import LoopConfig, check_distribution, run_training_loop
 
@@ -72,6 +78,23 @@ class TaskTrainConfig(LoopConfig):
   split_punctuation: bool = False  # SentencePiece only: BERT's basic cut first (the
                                    # etc_large_split_punctuation checkpoint)
   eval_batch_size: int = 16
+  num_conversion_shards: int = 1   # TFRecord files the training file is converted into
+  num_conversion_workers: int = 1  # processes converting them (the records do not depend on it)
+  input_sharding: str = "slice"    # how training workers read the records: "slice" (each reads
+                                   # every record and keeps its slice of each global batch: N
+                                   # workers train as 1) or "shards" (each reads only its own
+                                   # files; needs num_conversion_shards >= workers)
+
+  def validate(self, source="train config"):
+    super().validate(source)
+    for name in ("num_conversion_shards", "num_conversion_workers"):
+      value = getattr(self, name)
+      if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{source}: {name} must be a positive integer, got {value!r}")
+    if self.input_sharding not in tfrecords.SHARDING_MODES:
+      raise ValueError(f"{source}: input_sharding must be one of "
+                       f"{', '.join(tfrecords.SHARDING_MODES)}, got {self.input_sharding!r}")
+    return self
 
 
 def parse_task_sections(run_config: Dict[str, Any], feature_cls, train_cls,
@@ -99,10 +122,22 @@ class TaskData:
 
 
 def vocab_source(train) -> str:
-  """train.vocab_file, else the vocabulary of an official train.init_checkpoint, else ""."""
+  """train.vocab_file, else the vocabulary of train.init_checkpoint, else "" (learn one).
+
+  The checkpoint's vocabulary is the one released with an official ETC checkpoint, or the
+  vocab.txt / vocab.model beside this package's encoder checkpoint (a pretraining run's final/).
+  """
   if train.vocab_file:
     return train.vocab_file
-  return tokenization.vocab_from_checkpoint_folder(train.init_checkpoint) or ""
+  if not train.init_checkpoint:
+    return ""
+  official = tokenization.vocab_from_checkpoint_folder(train.init_checkpoint)
+  if official:
+    return official
+  if initialization.official_prefix(train.init_checkpoint) is not None:
+    return ""
+  prefix = initialization.package_prefix(train.init_checkpoint)
+  return pretraining_data.find_vocab(os.path.dirname(prefix)) or ""
 
 
 @dataclasses.dataclass
@@ -159,10 +194,15 @@ def train_task_model(model_config: EtcConfig, feature_config, train: LoopConfig,
         "train": dataclasses.asdict(train), "distribution": distribution.kind,
         "num_workers": distribution.num_workers, "global_batch_size": global_batch})
 
+  sharding = getattr(train, "input_sharding", "slice")
+  if sharding == "shards":
+    tfrecords.worker_files(files, distribution.num_workers, distribution.worker_index)  # checks
+
   def make(num_slices, slice_index, start_step):
     return tfrecords.make_dataset(files, None, global_batch, num_slices, slice_index,
                                   shuffle_buffer=train.shuffle_buffer, seed=train.seed,
-                                  skip_batches=start_step, parse_fn=task.parse_fn)
+                                  skip_batches=start_step, parse_fn=task.parse_fn,
+                                  sharding=sharding)
 
   t0 = time.perf_counter()
   model, metrics = run_training_loop(

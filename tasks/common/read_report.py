@@ -7,7 +7,7 @@ first MAX_MESSAGES messages are kept to show the user which file, record and fie
 
 import collections
 import dataclasses
-from typing import Any, Callable, List, Sequence, Tuple
+from typing import Any, Callable, Iterable, Iterator, List, Sequence, Tuple
 
 MAX_MESSAGES = 20
 
@@ -84,7 +84,7 @@ def read_array(path: str, records: Sequence[Any], parse: Callable[[Any, List[Rec
                error: Callable[[str], Exception]) -> Tuple[list, "ReadReport"]:
   """(examples, report) of the records of a JSON array (see collect_records); `error(message)`
   is raised, naming the file, when no record is usable."""
-  report = ReadReport(path=path, records=len(records))
+  report = ReadReport(path=path)
   examples = collect_records(records, report, parse, key, unit, example_id)
   if not examples:
     raise error(f"{path}: no usable {unit}.\n{report.summary()}")
@@ -94,14 +94,24 @@ def read_array(path: str, records: Sequence[Any], parse: Callable[[Any, List[Rec
 def collect_records(records: Sequence[Any], report: ReadReport,
                     parse: Callable[[Any, List[RecordProblem]], Any], key: str, unit: str,
                     example_id: Callable[[Any], str]) -> list:
-  """Parses the records of a JSON array into examples, counting skips and repairs in `report`.
+  """Parses the records of a JSON array into examples, counting skips and repairs in `report`
+  (see iter_records)."""
+  return list(iter_records(enumerate(records), report, parse, key, unit, example_id))
+
+
+def iter_records(records: Iterable[Tuple[int, Any]], report: ReadReport,
+                 parse: Callable[[Any, List[RecordProblem]], Any], key: str, unit: str,
+                 example_id: Callable[[Any], str]) -> Iterator[Any]:
+  """Streams the examples of (position, record) pairs, counting records, examples, skips and
+  repairs in `report` as they go.
 
   parse(record, repairs) returns an example, raises RecordProblem (the record is skipped) or
   appends repairs it made. A second record with an id seen before is skipped. Messages read
   "<file>: <unit> <index> (<key> <id>): field '<name>': <what is wrong>".
   """
-  examples, seen = [], set()
-  for index, record in enumerate(records):
+  seen = set()
+  for index, record in records:
+    report.records += 1
     record_id = record.get(key) if isinstance(record, dict) else None
     where = f"{report.path}: {unit} {index} ({key} {record_id})"
     repairs: List[RecordProblem] = []
@@ -116,6 +126,5 @@ def collect_records(records: Sequence[Any], report: ReadReport,
     seen.add(example_id(example))
     for problem in repairs:
       report.repair(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
-    examples.append(example)
-  report.examples = len(examples)
-  return examples
+    report.examples += 1
+    yield example

@@ -7,7 +7,8 @@ training features, scoring, and the demo data. Everything else is shared and liv
   run_finetuning   vocabulary, conversion, resumable model.fit, dev scoring, export
   predict_file     official input file + export -> the leaderboard's prediction file
   evaluate         gold file + prediction (file or object) -> metrics
-  convert_file     labelled file -> TFRecord features (reused while unchanged)
+  convert_file     labelled file -> TFRecord shards (parallel, resumable; reused while
+                   unchanged)
   run_demo         synthetic data -> fine-tune -> predict through the export -> score
 
 `tasks.common.driver` turns these into one command line per task:
@@ -28,6 +29,7 @@ import tensorflow as tf
 
 from etc_realformer.config import EtcConfig
 from etc_realformer.data import tfrecords
+from etc_realformer.data import tokenization
 from etc_realformer.data.span_tokenization import OffsetTokenizer
 from etc_realformer.io_utils import atomic_write_json
 from etc_realformer.training import run_config as run_config_lib
@@ -35,6 +37,7 @@ from etc_realformer.training.distribution import Distribution
 from tasks.common import conversion
 from tasks.common import demo
 from tasks.common import finetuning
+from tasks.common import input_parts
 from tasks.common import serving
 from tasks.common.read_report import ReadReport
 
@@ -118,8 +121,9 @@ class Task(abc.ABC):
   def labelled_features(self, examples: Sequence[Any], tokenizer: OffsetTokenizer,
                         feature_config, report: ReadReport, counts: collections.Counter,
                         log: Log) -> Iterable[Dict[str, Any]]:
-    """Training feature dicts of labelled examples; skips (counted in `report`) what cannot
-    be labelled and adds figures (truncation, ...) to `counts`."""
+    """Training feature dicts of labelled examples (an iterable, streamed: read it once);
+    skips (counted in `report`) what cannot be labelled and adds figures (truncation, ...) to
+    `counts`."""
 
   @abc.abstractmethod
   def feature_lengths(self, feature_config) -> Dict[str, int]:
@@ -131,16 +135,30 @@ class Task(abc.ABC):
 
   # ------------------------------------------------------------------ hooks with defaults
 
-  def training_features(self, input_path: str, tokenizer: OffsetTokenizer, feature_config,
-                        report: ReadReport, counts: collections.Counter, log: Log
-                        ) -> Iterable[Dict[str, Any]]:
-    """Labelled feature dicts of a training file; fills `report` and `counts` as it reads.
+  def training_examples(self, input_path: str, report: ReadReport,
+                        part: input_parts.Part = input_parts.WHOLE) -> Iterable[Any]:
+    """The labelled examples of one part of a training file (tasks.common.input_parts), counted
+    in `report` (records read, examples, skips) as they are read.
 
-    The default reads the whole file, then calls `labelled_features`; a task whose files are
-    too big for memory streams instead.
+    The default reads the whole file and keeps the part's examples by position, the reader's
+    counts going to part 0; a task whose files are large streams instead, so that memory does
+    not grow with the file.
     """
     examples, read = self.read_examples(input_path, with_labels=True)
-    report.take_counts(read)
+    if part.index == 0:
+      report.take_counts(read)
+    kept = [example for position, example in enumerate(examples)
+            if part.owns(input_parts.position_key(position))]
+    report.examples = len(kept)
+    return kept
+
+  def training_features(self, input_path: str, tokenizer: OffsetTokenizer, feature_config,
+                        report: ReadReport, counts: collections.Counter, log: Log,
+                        part: input_parts.Part = input_parts.WHOLE
+                        ) -> Iterable[Dict[str, Any]]:
+    """Labelled feature dicts of one part of a training file; fills `report` and `counts` as
+    it reads (`labelled_features` of `training_examples`)."""
+    examples = self.training_examples(input_path, report, part)
     return self.labelled_features(examples, tokenizer, feature_config, report, counts, log)
 
   def evaluate(self, gold: Any, prediction: Any, **options) -> Dict[str, Any]:
@@ -290,17 +308,16 @@ class Task(abc.ABC):
 
   def convert_file(self, input_path: str, directory: str, tokenizer: OffsetTokenizer,
                    vocab_file: str, feature_config, num_shards: int = 1,
-                   log: Log = logging.info) -> dict:
+                   log: Log = logging.info, num_workers: int = 1) -> dict:
     """Converts a labelled file to `<directory>/<name>-*.tfrecord` + features.json, or reuses
-    an identical conversion (same input files, vocabulary, tokenizer and feature config)."""
+    an identical conversion (same input files, vocabulary, tokenizer, feature config and
+    number of shards); `num_workers` processes convert the shards (tasks.common.conversion)."""
     stamp = dict(conversion.fingerprint(self.input_files(input_path), vocab_file,
                                         feature_config),
                  tokenizer=tokenizer.tokenizer.signature)
-    return conversion.convert_once(
-        directory, self.name, stamp,
-        lambda report, counts: self.training_features(input_path, tokenizer, feature_config,
-                                                      report, counts, log),
-        input_path, log, num_shards)
+    produce = PartFeatures(self, input_path, vocab_file, feature_config, tokenizer)
+    return conversion.convert_once(directory, self.name, stamp, produce, input_path, log,
+                                   num_shards, num_workers)
 
   def export_model(self, model, feature_config, vocab_file: str, directory: str,
                    settings: Optional[Dict[str, Any]] = None) -> str:
@@ -330,7 +347,8 @@ class Task(abc.ABC):
             finetuning.vocab_source(train), train.learned_vocab_size, output_dir,
             lambda: self.training_texts(train.train_file), train.train_file),
         convert=lambda tokenizer, vocab_file, directory: self.convert_file(
-            train.train_file, directory, tokenizer, vocab_file, feature_config),
+            train.train_file, directory, tokenizer, vocab_file, feature_config,
+            train.num_conversion_shards, num_workers=train.num_conversion_workers),
         record_files=self.record_files, parse_fn=self.parse_fn(feature_config),
         long_seq_len=feature_config.long_seq_len)
 
@@ -398,3 +416,40 @@ class Task(abc.ABC):
     return demo.run_task_demo(
         self, lambda directory: self.make_demo_data(directory, num_train, num_dev, seed),
         config_path or self.default_config(), output_dir, overrides, verbose)
+
+
+class PartFeatures:
+  """The `produce` of a task's conversion: the labelled features of one part of its input.
+
+  A worker process receives it pickled, without the tokenizer (a SentencePiece model holds
+  TensorFlow objects): the worker builds its own from the vocabulary and checks that it is the
+  same tokenizer (its signature).
+  """
+
+  def __init__(self, task: Task, input_path: str, vocab_file: str, feature_config,
+               tokenizer: Optional[OffsetTokenizer] = None):
+    self.task, self.input_path, self.vocab_file = task, input_path, vocab_file
+    self.feature_config = feature_config
+    self.signature = tokenizer.tokenizer.signature if tokenizer is not None else None
+    self.tokenizer = tokenizer
+
+  def __getstate__(self) -> dict:
+    return dict(self.__dict__, tokenizer=None)
+
+  def __call__(self, part: input_parts.Part, report: ReadReport,
+               counts: collections.Counter, log: Log) -> Iterable[Dict[str, Any]]:
+    return self.task.training_features(self.input_path, self._tokenizer(), self.feature_config,
+                                       report, counts, log, part)
+
+  def _tokenizer(self) -> OffsetTokenizer:
+    """The tokenizer given, or in a worker process one built from the vocabulary."""
+    if self.tokenizer is None:
+      built = tokenization.tokenizer_for_vocab(
+          self.vocab_file, split_punctuation=bool((self.signature or {}).get(
+              "split_punctuation", False)))
+      if self.signature is not None and built.signature != self.signature:
+        raise ValueError(f"{self.vocab_file}: a worker process builds a tokenizer with "
+                         f"{built.signature}, not the conversion's {self.signature}; convert "
+                         "with one worker")
+      self.tokenizer = OffsetTokenizer(built)
+    return self.tokenizer

@@ -9,15 +9,20 @@ and a `ReadReport`. Two modes:
     replaced by what can be used (non-string sentences dropped, a malformed context emptied), and
     each repair is counted, so every id still gets a prediction.
 
+`iter_training_examples` streams a training file one record at a time (same checks and counts)
+for the conversion to TFRecords.
+
 Every message reads "<file>: record <index> (_id <id>): field '<name>': <what is wrong>".
 """
 
 import dataclasses
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+from tasks.common import input_parts
 from tasks.common import json_files
-from tasks.common.read_report import ReadReport  # pylint: disable=unused-import  (re-exported)
-from tasks.common.read_report import RecordProblem, object_with_id, read_array, tolerate
+from tasks.common.read_report import ReadReport
+from tasks.common.read_report import (RecordProblem, iter_records, object_with_id, read_array,
+                                      tolerate)
 
 YES_NO = ("yes", "no")
 
@@ -47,6 +52,11 @@ class HotpotExample:
 def load_json_array(path: str) -> List[Any]:
   """The records of a HotpotQA file; FileNotFoundError / HotpotDataError name the file."""
   return json_files.load_json_array(path, "HotpotQA", "records", HotpotDataError)
+
+
+def iter_records_of(path: str) -> Iterator[Any]:
+  """The records of a HotpotQA file one at a time (never the whole file in memory)."""
+  return json_files.iter_json_array(path, "HotpotQA", "records", HotpotDataError)
 
 
 def _parse_context(record: Dict[str, Any], repairs: List[RecordProblem]):
@@ -146,3 +156,13 @@ def read_examples(path: str, with_labels: bool) -> Tuple[List[HotpotExample], Re
   return read_array(path, load_json_array(path),
                     lambda record, repairs: parse_record(record, with_labels, repairs),
                     "_id", "record", lambda example: example.qas_id, HotpotDataError)
+
+
+def iter_training_examples(path: str, report: ReadReport,
+                           part: input_parts.Part = input_parts.WHOLE
+                           ) -> Iterator[HotpotExample]:
+  """The labelled examples of one part of a training file (records keyed by `_id`), streamed
+  one record at a time and counted in `report` as `read_examples(path, True)` counts them."""
+  return iter_records(part.select(iter_records_of(path), "_id"), report,
+                      lambda record, repairs: parse_record(record, True, repairs),
+                      "_id", "record", lambda example: example.qas_id)

@@ -7,7 +7,9 @@
 Loss = mean of three parts: answer-type cross-entropy; supporting-fact binary cross-entropy
 averaged over the SENTENCE tokens of each example; span cross-entropy (mean of begin and end)
 over the examples whose answer is a span. Each part is averaged per example then over the batch
-(the span part over span examples), so it does not depend on how a batch is split.
+(the span part over span examples), so it does not depend on how a batch is split; with
+gradient accumulation the span part of each micro-batch is divided by its share of the whole
+batch's span examples (`loss_weights`, LossModel.weight_total), which keeps that true.
 """
 
 import tensorflow as tf
@@ -42,6 +44,11 @@ class HotpotQaModel(TaskModel):
         "end_logits": span[..., 1],
     }
 
+  def loss_weights(self, features):
+    """The span loss averages over the span examples: {"span": [B] 1.0 where the answer is a
+    span}."""
+    return {"span": _is_span(features)}
+
   def compute_losses(self, features, outputs):
     """Scalar losses and accuracies of one batch."""
     # Answer type.
@@ -59,15 +66,20 @@ class HotpotQaModel(TaskModel):
     sp_acc = tf.math.divide_no_nan(tf.reduce_sum(sp_right * sp_mask), tf.reduce_sum(sp_mask))
 
     # Span begin/end over sentence pieces, for span answers.
-    is_span = tf.cast(tf.equal(types, 0), tf.float32)                           # [B]
+    is_span = _is_span(features)                                                # [B]
     per_example, right, _ = span_loss(outputs["begin_logits"], outputs["end_logits"],
                                       features["span_mask"], features["answer_begin"],
                                       features["answer_end"])                     # [B] each
-    num_span = tf.reduce_sum(is_span)
-    span_part = tf.math.divide_no_nan(tf.reduce_sum(per_example * is_span), num_span)
-    span_acc = tf.math.divide_no_nan(tf.reduce_sum(right * is_span), num_span)
+    span_part = tf.math.divide_no_nan(tf.reduce_sum(per_example * is_span),
+                                      self.weight_total(features, "span", is_span))
+    span_acc = tf.math.divide_no_nan(tf.reduce_sum(right * is_span), tf.reduce_sum(is_span))
 
     loss = (type_loss + sp_loss + span_part) / 3.0
     return {"loss": loss, "answer_type_loss": type_loss, "sp_loss": sp_loss,
             "span_loss": span_part, "answer_type_accuracy": type_acc, "sp_accuracy": sp_acc,
             "span_accuracy": span_acc}
+
+
+def _is_span(features):
+  """[B] float: 1 for the examples whose answer is a span (answer type 0)."""
+  return tf.cast(tf.equal(tf.cast(features["answer_type"], tf.int32), 0), tf.float32)

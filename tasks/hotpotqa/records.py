@@ -1,15 +1,39 @@
-"""HotpotQA examples -> feature dicts and layouts, for training (labelled) and prediction.
+"""HotpotQA examples -> feature dicts: streamed labelled ones to train on, and feature dicts with
+layouts to predict.
 
 The task (tasks.hotpotqa.task) writes the training features to TFRecords once and reuses them.
 """
 
-from typing import Callable, Sequence
+import collections
+from typing import Callable, Dict, Iterable, Iterator, Sequence
 
 from absl import logging
+import numpy as np
 
 from etc_realformer.data.span_tokenization import OffsetTokenizer
 from tasks.hotpotqa import features as features_lib
 from tasks.hotpotqa.data import HotpotExample, ReadReport
+
+
+def training_features(examples: Iterable[HotpotExample], tokenizer: OffsetTokenizer,
+                      config: features_lib.HotpotFeatureConfig, report: ReadReport,
+                      counts: collections.Counter, progress_every: int = 1000,
+                      log: Callable[[str], None] = logging.info
+                      ) -> Iterator[Dict[str, np.ndarray]]:
+  """Labelled features of a stream of examples; an example that cannot be labelled after
+  conversion (answer truncated) is skipped and counted in `report`, truncation in `counts`."""
+  for i, example in enumerate(examples):
+    try:
+      f, layout = features_lib.convert_example(example, tokenizer, config, with_labels=True)
+    except features_lib.LabelError as e:
+      report.skip(e.reason, f"{report.path}: _id {example.qas_id}: field 'answer': {e}")
+      report.examples -= 1
+      continue
+    counts["examples"] += 1
+    counts["truncated examples"] += bool(layout.dropped or layout.question_truncated)
+    yield f
+    if progress_every and (i + 1) % progress_every == 0:
+      log(f"  converted {i + 1} examples")
 
 
 def convert_examples(examples: Sequence[HotpotExample], tokenizer: OffsetTokenizer,

@@ -6,6 +6,7 @@ Layout and formats: docs/task_layouts.md#hotpotqa, docs/file_formats.md#hotpotqa
 
 from absl import logging
 
+from tasks.common import input_parts
 from tasks.common import serving
 from tasks.common.task import Task
 from tasks.hotpotqa import (baselines, data, decode, features, inference, metrics, model,
@@ -27,7 +28,7 @@ class HotpotQaTask(Task):
     return data.read_examples(path, with_labels=with_labels)
 
   def training_texts(self, train_file):
-    for record in data.load_json_array(train_file):
+    for record in data.iter_records_of(train_file):
       if isinstance(record, dict):
         yield str(record.get("question", ""))
         for paragraph in record.get("context") or []:
@@ -35,9 +36,13 @@ class HotpotQaTask(Task):
             yield str(paragraph[0])
             yield from (s for s in paragraph[1] if isinstance(s, str))
 
+  def training_examples(self, input_path, report, part=input_parts.WHOLE):
+    """Streams the JSON array one record at a time."""
+    return data.iter_training_examples(input_path, report, part)
+
   def labelled_features(self, examples, tokenizer, feature_config, report, counts, log):
-    return records.convert_examples(examples, tokenizer, feature_config, with_labels=True,
-                                    report=report, log=log)[0]
+    return records.training_features(examples, tokenizer, feature_config, report, counts,
+                                     log=log)
 
   def feature_lengths(self, feature_config):
     return features.feature_lengths(feature_config)

@@ -30,6 +30,7 @@ import os
 import zlib
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+from tasks.common import input_parts
 from tasks.common.read_report import ReadReport, RecordProblem
 
 YES_NO_VALUES = ("NONE", "YES", "NO")
@@ -291,12 +292,26 @@ def _example_id(record: Any) -> Optional[Any]:
   return value
 
 
-def iter_examples(path: str, with_labels: bool, report: ReadReport) -> Iterator[NqExample]:
-  """Examples of a file (or glob), counting what was skipped or repaired in `report`."""
+def line_key(line: bytes, file_index: int, number: int) -> str:
+  """The routing key of a raw line (tasks.common.input_parts): its example_id, found without
+  decoding the line, else its place."""
+  return (input_parts.line_id_key(line, "example_id")
+          or input_parts.position_key(file_index, number))
+
+
+def iter_examples(path: str, with_labels: bool, report: ReadReport,
+                  part: input_parts.Part = input_parts.WHOLE) -> Iterator[NqExample]:
+  """Examples of a file (or glob), one line at a time, counting what was skipped or repaired in
+  `report`. With a `part`, only that part's lines are decoded and counted: whole files when
+  the glob has at least as many files as parts, else the lines whose key falls in the part (the
+  ids of a file must share one JSON type within each part)."""
   id_type, first_id_place = None, ""
   seen = set()
-  for file in expand_paths(path):
+  files, within = part.files(expand_paths(path))
+  for file_index, file in enumerate(files):
     for number, line in iter_lines(file):
+      if within.count > 1 and not within.owns(line_key(line, file_index, number)):
+        continue
       report.records += 1
       where = f"{file}: line {number}"
       try:

@@ -7,7 +7,9 @@
 Loss = mean of three parts: answer-type cross-entropy over all windows; long-span cross-entropy
 (mean of start and end) over the windows holding the long answer; short-span cross-entropy over
 the windows holding a short span. Each part is averaged per window, then over the windows it
-applies to, so it does not depend on how a batch is split.
+applies to, so it does not depend on how a batch is split; with gradient accumulation the span
+parts of each micro-batch are divided by its share of the whole batch's windows they apply to
+(`loss_weights`, LossModel.weight_total), which keeps that true.
 """
 
 import tensorflow as tf
@@ -44,6 +46,12 @@ class NqModel(TaskModel):
         "short_end_logits": short_span[..., 1],
     }
 
+  def loss_weights(self, features):
+    """The long and short losses average over the windows holding that answer:
+    {"long": [B], "short": [B]}, 1.0 where the answer's start is known (>= 0)."""
+    return {name: tf.cast(tf.cast(features[f"{name}_start"], tf.int32) >= 0, tf.float32)
+            for name in ("long", "short")}
+
   def compute_losses(self, features, outputs):
     """Scalar losses and accuracies of one batch."""
     type_loss, type_acc = softmax_loss(features["answer_type"],                 # [B]
@@ -53,9 +61,10 @@ class NqModel(TaskModel):
       loss, right, applies = span_loss(
           outputs[f"{name}_start_logits"], outputs[f"{name}_end_logits"], features[mask],
           tf.cast(features[f"{name}_start"], tf.int32), tf.cast(features[f"{name}_end"], tf.int32))
-      count = tf.reduce_sum(applies)
-      parts[f"{name}_loss"] = tf.math.divide_no_nan(tf.reduce_sum(loss * applies), count)
-      parts[f"{name}_accuracy"] = tf.math.divide_no_nan(tf.reduce_sum(right * applies), count)
+      parts[f"{name}_loss"] = tf.math.divide_no_nan(
+          tf.reduce_sum(loss * applies), self.weight_total(features, name, applies))
+      parts[f"{name}_accuracy"] = tf.math.divide_no_nan(tf.reduce_sum(right * applies),
+                                                        tf.reduce_sum(applies))
     loss = (type_loss + parts["long_loss"] + parts["short_loss"]) / 3.0
     return {"loss": loss, "answer_type_loss": type_loss, "answer_type_accuracy": type_acc,
             **parts}

@@ -5,6 +5,7 @@ Layout and formats: docs/task_layouts.md#natural-questions,
 docs/file_formats.md#natural-questions.
 """
 
+from tasks.common import input_parts
 from tasks.common.read_report import ReadReport
 from tasks.common.task import Task
 from tasks.nq import baselines, data, features, inference, metrics, model, records
@@ -39,10 +40,9 @@ class NqTask(Task):
       for begin in range(0, len(words), 64):
         yield " ".join(words[begin:begin + 64])
 
-  def training_features(self, input_path, tokenizer, feature_config, report, counts, log):
-    """Streams the file (or glob) one example at a time: NQ files do not fit in memory."""
-    examples = data.iter_examples(input_path, with_labels=True, report=report)
-    return self.labelled_features(examples, tokenizer, feature_config, report, counts, log)
+  def training_examples(self, input_path, report, part=input_parts.WHOLE):
+    """Streams the file (or glob) one line at a time: NQ files do not fit in memory."""
+    return data.iter_examples(input_path, with_labels=True, report=report, part=part)
 
   def labelled_features(self, examples, tokenizer, feature_config, report, counts, log):
     return records.training_windows(examples, tokenizer, feature_config, counts, log=log)

@@ -13,14 +13,18 @@ words). `read_pages` returns `OpenKpPage`s and a `ReadReport`:
     their reason; with_labels=False (prediction) keeps every url (a page without text gets an
     empty prediction).
 
+`iter_training_pages` streams a training file one line at a time (with the same counts) for
+the conversion to TFRecords.
+
 Every message reads "<file>: line <n> (url <url>): field '<name>': <what is wrong>".
 """
 
 import dataclasses
 import json
 import os
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+from tasks.common import input_parts
 from tasks.common.read_report import ReadReport, RecordProblem, object_with_id, tolerate
 
 NUM_VISUAL_FEATURES = 20
@@ -141,38 +145,103 @@ def parse_record(record: Any, with_labels: bool, repairs: List[RecordProblem]) -
 
 def read_pages(path: str, with_labels: bool) -> Tuple[List[OpenKpPage], ReadReport]:
   """Reads and checks an OpenKP JSONL file; see the module docstring."""
-  if not os.path.isfile(path):
-    raise FileNotFoundError(f"OpenKP file not found: {path}")
   report = ReadReport(path=path)
   pages, position = [], {}
-  with open(path, encoding="utf-8") as f:
-    for number, line in enumerate(f, start=1):
-      if not line.strip():
-        continue
-      report.records += 1
-      try:
-        record = json.loads(line)
-      except json.JSONDecodeError as e:
-        report.skip("not JSON", f"{path}: line {number}: {e.msg} at column {e.colno}")
-        continue
-      url = record.get("url") if isinstance(record, dict) else None
-      where = f"{path}: line {number} (url {url})"
-      repairs: List[RecordProblem] = []
-      try:
-        page = parse_record(record, with_labels, repairs)
-      except RecordProblem as problem:
-        report.skip(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
-        continue
-      for problem in repairs:
-        report.repair(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
-      if page.url in position:
-        report.repair("duplicate url (the last record wins)",
-                      f"{where}: field 'url': seen before; this record replaces the earlier one")
-        pages[position[page.url]] = page
-      else:
-        position[page.url] = len(pages)
-        pages.append(page)
+  for number, line in _lines(path):
+    page = _read_line(path, number, line, with_labels, report)
+    if page is None:
+      continue
+    if page.url in position:
+      report.repair("duplicate url (the last record wins)",
+                    f"{_where(path, number, page.url)}: field 'url': seen before; this record "
+                    "replaces the earlier one")
+      pages[position[page.url]] = page
+    else:
+      position[page.url] = len(pages)
+      pages.append(page)
   report.examples = len(pages)
   if not pages:
     raise OpenKpDataError(f"{path}: no usable page.\n{report.summary()}")
   return pages, report
+
+
+def iter_training_pages(path: str, report: ReadReport,
+                        part: input_parts.Part = input_parts.WHOLE) -> Iterator[OpenKpPage]:
+  """The labelled pages of one part of a training file, one line at a time, counted in
+  `report` as `read_pages(path, True)` counts them.
+
+  Lines are keyed by url (tasks.common.input_parts). A url on several lines becomes the page of
+  its last usable record, as in `read_pages`, but in that record's place; a first pass over the
+  file finds those records (memory: the urls of the part, never the pages).
+  """
+  winners = _last_usable_lines(path, part)
+  for number, line in _lines(path):
+    key = line_key(line, number)
+    if not part.owns(key):
+      continue
+    page = _read_line(path, number, line, True, report)
+    if page is None:
+      continue
+    if winners.get(key, number) != number:
+      report.repair("duplicate url (the last record wins)",
+                    f"{_where(path, number, page.url)}: field 'url': a later record replaces "
+                    "this one")
+      continue
+    report.examples += 1
+    yield page
+
+
+def line_key(line: str, number: int) -> str:
+  """The routing key of a raw line: its url, found without decoding the line, else its number."""
+  return input_parts.line_id_key(line, "url") or input_parts.position_key(number)
+
+
+def _last_usable_lines(path: str, part: input_parts.Part) -> Dict[str, int]:
+  """{url key: line of its last usable record} for the part's urls that are on several lines."""
+  seen, repeated = set(), set()
+  for number, line in _lines(path):
+    key = line_key(line, number)
+    if part.owns(key):
+      (repeated if key in seen else seen).add(key)
+  winners = {}
+  if repeated:
+    for number, line in _lines(path):
+      key = line_key(line, number)
+      if key in repeated and _read_line(path, number, line, True, ReadReport(path)):
+        winners[key] = number
+  return winners
+
+
+def _lines(path: str) -> Iterator[Tuple[int, str]]:
+  """(line number from 1, line) of the non-blank lines of a JSONL file."""
+  if not os.path.isfile(path):
+    raise FileNotFoundError(f"OpenKP file not found: {path}")
+  with open(path, encoding="utf-8") as f:
+    for number, line in enumerate(f, start=1):
+      if line.strip():
+        yield number, line
+
+
+def _where(path: str, number: int, url: Any) -> str:
+  return f"{path}: line {number} (url {url})"
+
+
+def _read_line(path: str, number: int, line: str, with_labels: bool,
+               report: ReadReport) -> Optional[OpenKpPage]:
+  """The page of one line, None when it is skipped; counts the record, its skip or repairs."""
+  report.records += 1
+  try:
+    record = json.loads(line)
+  except json.JSONDecodeError as e:
+    report.skip("not JSON", f"{path}: line {number}: {e.msg} at column {e.colno}")
+    return None
+  where = _where(path, number, record.get("url") if isinstance(record, dict) else None)
+  repairs: List[RecordProblem] = []
+  try:
+    page = parse_record(record, with_labels, repairs)
+  except RecordProblem as problem:
+    report.skip(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
+    return None
+  for problem in repairs:
+    report.repair(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
+  return page

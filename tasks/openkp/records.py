@@ -4,7 +4,7 @@ The task (tasks.openkp.task) writes the training features to TFRecords once and 
 """
 
 import collections
-from typing import Callable, Dict, Iterator, Sequence, Tuple
+from typing import Callable, Dict, Iterable, Iterator, Sequence, Tuple
 
 from absl import logging
 import numpy as np
@@ -17,7 +17,7 @@ from tasks.openkp.data import OpenKpPage
 INPUT_FEATURES = features_lib.MODEL_FEATURES + features_lib.FLOAT_FEATURES
 
 
-def training_features(pages: Sequence[OpenKpPage], tokenizer: OffsetTokenizer,
+def training_features(pages: Iterable[OpenKpPage], tokenizer: OffsetTokenizer,
                       config: features_lib.OpenKpFeatureConfig, report: ReadReport,
                       counts: collections.Counter, progress_every: int = 2000,
                       log: Callable[[str], None] = logging.info
@@ -39,7 +39,7 @@ def training_features(pages: Sequence[OpenKpPage], tokenizer: OffsetTokenizer,
       continue
     yield f
     if progress_every and (i + 1) % progress_every == 0:
-      log(f"  converted {i + 1}/{len(pages)} pages")
+      log(f"  converted {i + 1} pages")
 
 
 def prediction_features(pages: Sequence[OpenKpPage], tokenizer: OffsetTokenizer,

@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from etc_realformer.data import tfrecords
 from etc_realformer.io_utils import atomic_write_text
+from tasks.common import input_parts
 from tasks.common.task import Task
 from tasks.openkp import (baselines, data, decode, features, inference, metrics, model,
                           records)
@@ -38,6 +39,10 @@ class OpenKpTask(Task):
         words = str(record.get("text", "")).split() if isinstance(record, dict) else []
         for begin in range(0, len(words), 64):
           yield " ".join(words[begin:begin + 64])
+
+  def training_examples(self, input_path, report, part=input_parts.WHOLE):
+    """Streams the file one line at a time."""
+    return data.iter_training_pages(input_path, report, part)
 
   def labelled_features(self, examples, tokenizer, feature_config, report, counts, log):
     return records.training_features(examples, tokenizer, feature_config, report, counts,

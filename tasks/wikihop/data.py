@@ -11,15 +11,19 @@ files), `annotations` (dev only, ignored). `read_examples` returns `WikiHopExamp
     prediction; unusable parts are repaired (non-string supports dropped, a missing query
     emptied) and counted. An item without usable candidates is kept and predicted as "".
 
+`iter_training_examples` streams a training file one record at a time (same checks and counts)
+for the conversion to TFRecords.
+
 Every message reads "<file>: item <index> (id <id>): field '<name>': <what is wrong>".
 """
 
 import dataclasses
-from typing import Any, List, Optional, Tuple
+from typing import Any, Iterator, List, Optional, Tuple
 
+from tasks.common import input_parts
 from tasks.common import json_files
-from tasks.common.read_report import (ReadReport, RecordProblem, object_with_id, read_array,
-                                       tolerate)
+from tasks.common.read_report import (ReadReport, RecordProblem, iter_records, object_with_id,
+                                       read_array, tolerate)
 
 
 class WikiHopDataError(ValueError):
@@ -62,6 +66,11 @@ class WikiHopExample:
 def load_items(path: str) -> List[Any]:
   """The items of a WikiHop file; FileNotFoundError / WikiHopDataError name the file."""
   return json_files.load_json_array(path, "WikiHop", "items", WikiHopDataError)
+
+
+def iter_items(path: str) -> Iterator[Any]:
+  """The items of a WikiHop file one at a time (never the whole file in memory)."""
+  return json_files.iter_json_array(path, "WikiHop", "items", WikiHopDataError)
 
 
 def _string_list(item, field: str, with_labels: bool, repairs: List[RecordProblem]) -> List[str]:
@@ -128,3 +137,13 @@ def read_examples(path: str, with_labels: bool) -> Tuple[List[WikiHopExample], R
   return read_array(path, load_items(path),
                     lambda item, repairs: parse_item(item, with_labels, repairs),
                     "id", "item", lambda example: example.example_id, WikiHopDataError)
+
+
+def iter_training_examples(path: str, report: ReadReport,
+                           part: input_parts.Part = input_parts.WHOLE
+                           ) -> Iterator[WikiHopExample]:
+  """The labelled examples of one part of a training file (items keyed by `id`), streamed one
+  item at a time and counted in `report` as `read_examples(path, True)` counts them."""
+  return iter_records(part.select(iter_items(path), "id"), report,
+                      lambda item, repairs: parse_item(item, True, repairs),
+                      "id", "item", lambda example: example.example_id)

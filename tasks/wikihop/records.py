@@ -4,7 +4,7 @@ The task (tasks.wikihop.task) writes the training features to TFRecords once and
 """
 
 import collections
-from typing import Callable, Dict, Iterator, Sequence, Tuple
+from typing import Callable, Dict, Iterable, Iterator, Sequence, Tuple
 
 from absl import logging
 import numpy as np
@@ -14,7 +14,7 @@ from tasks.wikihop import features as features_lib
 from tasks.wikihop.data import WikiHopExample
 
 
-def training_features(examples: Sequence[WikiHopExample], tokenizer: OffsetTokenizer,
+def training_features(examples: Iterable[WikiHopExample], tokenizer: OffsetTokenizer,
                       config: features_lib.WikiHopFeatureConfig, counts: collections.Counter,
                       progress_every: int = 2000, log: Callable[[str], None] = logging.info,
                       source: str = "") -> Iterator[Dict[str, np.ndarray]]:
@@ -35,7 +35,7 @@ def training_features(examples: Sequence[WikiHopExample], tokenizer: OffsetToken
     counts["query truncated"] += info["query_truncated"]
     yield f
     if progress_every and (i + 1) % progress_every == 0:
-      log(f"  converted {i + 1}/{len(examples)} examples")
+      log(f"  converted {i + 1} examples")
 
 
 INPUT_FEATURES = features_lib.MODEL_FEATURES + ("candidate_mask",)

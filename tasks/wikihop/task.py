@@ -3,6 +3,7 @@
 Layout and formats: docs/task_layouts.md#wikihop, docs/file_formats.md#wikihop.
 """
 
+from tasks.common import input_parts
 from tasks.common.task import Task
 from tasks.wikihop import baselines, data, features, inference, metrics, model, records
 
@@ -21,11 +22,15 @@ class WikiHopTask(Task):
     return data.read_examples(path, with_labels=with_labels)
 
   def training_texts(self, train_file):
-    for item in data.load_items(train_file):
+    for item in data.iter_items(train_file):
       if isinstance(item, dict):
         yield str(item.get("query", "")).replace("_", " ")
         yield from (c for c in item.get("candidates") or [] if isinstance(c, str))
         yield from (s for s in item.get("supports") or [] if isinstance(s, str))
+
+  def training_examples(self, input_path, report, part=input_parts.WHOLE):
+    """Streams the JSON array one item at a time."""
+    return data.iter_training_examples(input_path, report, part)
 
   def labelled_features(self, examples, tokenizer, feature_config, report, counts, log):
     return records.training_features(examples, tokenizer, feature_config, counts, log=log,
