@@ -265,10 +265,17 @@ def main():
                                      "per example at W = 1",
             "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                         "load_average": os.getloadavg()},
-            "rows": rows, "projection": projection}
+            "rows": [_relative_paths(row) for row in rows], "projection": projection}
   from etc_realformer.io_utils import atomic_write_json  # pylint: disable=g-import-not-at-top
   atomic_write_json(args.output, result, sort_keys=False)
   print(f"\nwrote {args.output}")
+
+
+def _relative_paths(row: dict) -> dict:
+  """The row with its file paths relative to the repository (results name no machine paths)."""
+  return {key: (os.path.relpath(value, _ROOT) if key in ("input", "vocab", "output") and
+                isinstance(value, str) and os.path.isabs(value) else value)
+          for key, value in row.items()}
 
 
 if __name__ == "__main__":

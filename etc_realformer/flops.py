@@ -10,7 +10,10 @@ per-id table q.a (Q x R per head) and its one-hot lookup (Q x K x R per head). E
 (softmax, LayerNorm, GELU, masks) is not counted; it is memory-bound, not FLOP-bound.
 
 A training step is counted as 3x the forward pass (the backward pass runs two products of the
-same size for each forward product).
+same size for each forward product). With `grad_checkpointing_period` > 0 the backward pass also
+runs every layer's forward pass again (tf.recompute_grad), so the work actually executed is 4x
+the forward pass (`training_step_executed`); `training_step` stays the model's own count, the
+one utilisation figures are usually quoted against.
 """
 
 from typing import Dict
@@ -74,14 +77,17 @@ def encoder_flops(config: EtcConfig, long_len: int, global_len: int, batch_size:
                   implementation: str = "blocked") -> Dict[str, float]:
   """Forward and training-step FLOPs of the whole encoder (all layers, the whole batch).
 
-  Returns per-part forward totals (`forward_<part>`), `forward`, `training_step` (3x forward)
-  and `blocked_waste` (the share of l2l products spent outside the windows).
+  Returns per-part forward totals (`forward_<part>`), `forward`, `training_step` (3x forward),
+  `training_step_executed` (4x forward with gradient checkpointing, which recomputes the forward
+  pass during the backward pass; else 3x) and `blocked_waste` (the share of l2l products spent
+  outside the windows).
   """
   per_layer = layer_forward_flops(config, long_len, global_len, implementation)
   scale = batch_size * config.num_hidden_layers
   out = {f"forward_{k}": v * scale for k, v in per_layer.items() if k != "useful_l2l"}
   out["forward"] = sum(out.values())
   out["training_step"] = 3 * out["forward"]
+  out["training_step_executed"] = (4 if config.grad_checkpointing_period else 3) * out["forward"]
   out["blocked_waste"] = 1.0 - per_layer["useful_l2l"] / per_layer["l2l"]
   return out
 

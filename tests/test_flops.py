@@ -50,3 +50,16 @@ def test_memory_and_full_attention():
   assert flops.full_attention_layer_flops(8, 2, 16, 7) == (
       2 * 7 * 8 * 8 * 3 + 2 * (2 * 7 * 7 * 8) + 2 * 7 * 8 * 8 + 2 * (2 * 7 * 8 * 16))
   assert flops.mlm_head_flops(_config(), 3, 2) == 2 * 3 * (2 * 8 * 8 + 2 * 8 * 10)
+
+
+def test_gradient_checkpointing_recomputes_the_forward_pass():
+  # tf.recompute_grad runs each group's forward pass again in the backward pass: 4x forward
+  # executed, whatever the period; the model's own count stays 3x.
+  plain = flops.encoder_flops(_config(num_hidden_layers=4), 5, 2)
+  assert plain["training_step_executed"] == plain["training_step"] == 3 * plain["forward"]
+  for period in (1, 2, 4):
+    counted = flops.encoder_flops(_config(num_hidden_layers=4, grad_checkpointing_period=period),
+                                  5, 2)
+    assert counted["forward"] == plain["forward"]
+    assert counted["training_step"] == 3 * counted["forward"]
+    assert counted["training_step_executed"] == 4 * counted["forward"]

@@ -25,15 +25,18 @@ CONFIG = os.path.join(ROOT, "configs", "hotpotqa", "tiny.yaml")
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
   out = str(tmp_path_factory.mktemp("demo"))
-  summary = TASK.run_demo(CONFIG, out, num_train=3000, num_dev=300, seed=0, verbose=0)
+  # 640 long tokens instead of the config's 1024 keep the suite short (about 3 minutes less);
+  # the demo's figures at 1024 are in the README.
+  summary = TASK.run_demo(CONFIG, out, num_train=3000, num_dev=300, seed=0, verbose=0,
+                          overrides=["features.long_seq_len=640"])
   return out, summary
 
 
 @pytest.mark.slow
 def test_demo_beats_the_trivial_baseline(demo_run):
-  # Measured with this config and data (pretrained start, 1024 long tokens): answer F1 0.393
-  # vs 0.160, sp F1 0.451 vs 0.191, joint F1 0.198 vs 0.050 (the baseline answers "yes" and
-  # takes every first sentence).
+  # Measured with this config and data (pretrained start, 640 long tokens): answer F1 0.372
+  # vs 0.160, sp F1 0.351 vs 0.191, joint F1 0.176 vs 0.050 (the baseline answers "yes" and
+  # takes every first sentence). At the config's 1024: 0.382 / 0.468 / 0.179.
   _, summary = demo_run
   model, base = summary["dev_metrics"], summary["baseline_metrics"]
   assert model["f1"] >= base["f1"] + 0.10
@@ -44,14 +47,15 @@ def test_demo_beats_the_trivial_baseline(demo_run):
 @pytest.mark.slow
 def test_demo_beats_the_baseline_on_unseen_entities(demo_run):
   # Dev and test about entities whose names never occur in training (the model cannot have
-  # memorised them). Measured: answer F1 0.300 / 0.300 vs 0.193 / 0.197, sp F1 0.407 / 0.386
-  # vs 0.188 / 0.177, joint F1 0.151 / 0.150 vs 0.057 / 0.056.
+  # memorised them). Measured at 640 long tokens: answer F1 0.373 / 0.333 vs 0.193 / 0.197,
+  # sp F1 0.352 / 0.331 vs 0.188 / 0.177, joint F1 0.165 / 0.142 vs 0.057 / 0.056 (at 1024:
+  # 0.357 / 0.347, 0.457 / 0.459, 0.165 / 0.164).
   _, summary = demo_run
   assert set(summary["splits"]) == {"dev_unseen", "test_unseen"}
   for scores in summary["splits"].values():
     model, base = scores["dev_metrics"], scores["baseline_metrics"]
-    assert model["f1"] >= base["f1"] + 0.05
-    assert model["sp_f1"] >= base["sp_f1"] + 0.12
+    assert model["f1"] >= base["f1"] + 0.08
+    assert model["sp_f1"] >= base["sp_f1"] + 0.10
     assert model["joint_f1"] >= base["joint_f1"] + 0.05
 
 

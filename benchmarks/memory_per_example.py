@@ -1,0 +1,516 @@
+"""Peak memory of one fine-tuning step per example: the input to the GPU plan (docs/gpu_training.md).
+
+One training step (forward + backward + AdamW update, dropout 0.1) of the HotpotQA model (the
+encoder plus its three small heads) on the released ETC architectures
+(configs/models/etc_base_official.yaml, etc_large_official.yaml) at L = 4096 long and G = 256
+global tokens (configs/hotpotqa/etc_*.yaml), on generated HotpotQA-shaped features (question,
+ten paragraphs of twenty sentences), for batch 1 and 2 and grad_checkpointing_period 0 and 1,
+float32 or a mixed-precision policy (--mixed_precision; the activation bytes a GPU would hold,
+and fast enough on a CPU with float16 instructions). The step is the compiled train function
+`fit` calls, with the optimizer slots built first, as the training loop does.
+
+Each configuration runs in its own process; its peak resident memory (ru_maxrss) is its own.
+  built MB    resident memory once weights, AdamW slots and the batch exist (before any step)
+  peak MB     the process's peak after the steps
+  step MB     peak - built: what the step itself adds (activations, gradients, temporaries)
+  TF built    bytes held by TensorFlow's allocator once built (weights, slots, batch)
+  TF step     the allocator's peak during the steps: every tensor alive at the worst moment,
+              without the Python/runtime memory and the malloc slack that RSS also counts
+              (on a machine with a GPU the model runs there and these are the GPU's figures)
+The per-example figures are the differences between batch 2 and batch 1 at the same setting.
+Where the full depth does not fit the machine (ETC-large needs more than 17 GB here), the depth
+scan (--layers 1,2) measures the same model with 1 and 2 layers; --plan turns the saved results
+into per-example figures at full depth (calibrated on ETC-base, which is measured at full
+depth too) and a table of micro-batches per GPU (results/gpu_plan.json).
+A configuration whose resident memory passes --max_rss_mb, or that leaves the machine with less
+than --min_available_mb available, is stopped (the run must not push a shared machine into the
+OOM killer) and reported as cut. FLOPs per example come from the analytic counter
+(etc_realformer.flops): `model` counts forward + backward (3x forward), `executed` adds the
+forward pass that gradient checkpointing runs again in the backward pass.
+
+The saved results (2 CPU cores shared with other jobs; times are wall-clock on that machine):
+  python benchmarks/memory_per_example.py --timeout 2400                       # 35 min
+  python benchmarks/memory_per_example.py --layers 1,2 --large_periods 1,0 \
+      --output benchmarks/results/memory_per_layer.json                       # 12 min
+  python benchmarks/memory_per_example.py --mixed_precision mixed_float16 --large_periods 1,0 \
+      --output benchmarks/results/memory_per_example_mixed_float16.json       # 18 min
+  python benchmarks/memory_per_example.py --mixed_precision mixed_float16 --layers 1,2 \
+      --large_periods 1,0 --output benchmarks/results/memory_per_layer_mixed_float16.json  # 8 min
+  python benchmarks/memory_per_example.py --models base --global_len 512 \
+      --mixed_precision mixed_float16 \
+      --output benchmarks/results/memory_per_example_mixed_float16_g512.json  # OpenKP's G
+  python benchmarks/memory_per_example.py --plan                # the per-GPU table, seconds
+  python benchmarks/memory_per_example.py --models base --periods 1 --batches 1   # a quick look
+Each prints a table and writes its JSON (default benchmarks/results/memory_per_example.json).
+"""
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODEL_CONFIGS = {"base": "etc_base_official.yaml", "large": "etc_large_official.yaml"}
+NUM_PARAGRAPHS, SENTENCES_PER_PARAGRAPH, QUESTION_PIECES = 10, 20, 31
+
+
+def _config(model, period):
+  from etc_realformer.config import EtcConfig  # pylint: disable=g-import-not-at-top
+  config = EtcConfig.from_file(os.path.join(_ROOT, "configs", "models", MODEL_CONFIGS[model]))
+  return config.replace(grad_checkpointing_period=period)
+
+
+def _status_mb(path, key):
+  """A 'Key:  N kB' line of a /proc status file, in MB (0 if unreadable)."""
+  try:
+    with open(path) as f:
+      for line in f:
+        if line.startswith(key + ":"):
+          return int(line.split()[1]) / 1024
+  except OSError:
+    pass
+  return 0.0
+
+
+def _rss_mb():
+  """Current resident memory of this process (VmRSS), MB."""
+  return _status_mb("/proc/self/status", "VmRSS")
+
+
+def hotpot_batch(vocab_size, long_len, global_len, batch, seed=0):
+  """HotpotQA-shaped features and labels (numpy): CLS + question, then per paragraph one
+  PARAGRAPH, one TITLE and one SENTENCE global token per sentence; the long tokens are the
+  question pieces, then each paragraph's title and sentence pieces, owned by their tokens."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  rng = np.random.default_rng(seed)
+  glob = {k: np.zeros(global_len, np.int32) for k in (
+      "global_token_ids", "global_segment_ids", "global_paragraph_ids", "ignore_hard_g2l_mask",
+      "sp_mask")}
+  long = {k: np.zeros(long_len, np.int32) for k in (
+      "segment_ids", "sentence_ids", "long_paragraph_ids", "span_mask")}
+  glob["global_token_ids"][0] = 101            # CLS sees every long token
+  glob["ignore_hard_g2l_mask"][0] = 1
+  g = 1
+  for i in range(QUESTION_PIECES):             # question: global q_i owns long piece i
+    glob["global_token_ids"][g] = 2
+    glob["ignore_hard_g2l_mask"][g] = 1
+    long["sentence_ids"][i] = g
+    g += 1
+  pos = QUESTION_PIECES
+  per_paragraph = (long_len - pos) // NUM_PARAGRAPHS
+  piece_len = per_paragraph // (SENTENCES_PER_PARAGRAPH + 1)
+  sentence_globals = []
+  for p in range(1, NUM_PARAGRAPHS + 1):
+    if g + 2 + SENTENCES_PER_PARAGRAPH > global_len:
+      break
+    start = pos
+    glob["global_token_ids"][g:g + 2] = (5, 6)        # PARAGRAPH, TITLE
+    glob["global_segment_ids"][g:g + 2] = (1, 2)
+    glob["global_paragraph_ids"][g:g + 2 + SENTENCES_PER_PARAGRAPH] = p
+    glob["ignore_hard_g2l_mask"][g] = 1
+    title = g + 1
+    long["sentence_ids"][pos:pos + piece_len] = title
+    long["segment_ids"][pos:pos + piece_len] = 2
+    pos += piece_len
+    g += 2
+    for _ in range(SENTENCES_PER_PARAGRAPH):
+      glob["global_token_ids"][g] = 1                 # SENTENCE
+      glob["global_segment_ids"][g] = 3
+      glob["sp_mask"][g] = 1
+      sentence_globals.append(g)
+      long["sentence_ids"][pos:pos + piece_len] = g
+      long["segment_ids"][pos:pos + piece_len] = 3
+      long["span_mask"][pos:pos + piece_len] = 1
+      pos += piece_len
+      g += 1
+    long["long_paragraph_ids"][start:pos] = p
+  token_ids = rng.integers(1000, vocab_size, (batch, long_len)).astype(np.int32)
+  token_ids[:, pos:] = 0                               # padding after the last paragraph
+  features = {"token_ids": token_ids}
+  for name, row in list(long.items()) + list(glob.items()):
+    features[name] = np.repeat(row[None], batch, 0)
+  sp_labels = np.zeros((batch, global_len), np.int32)
+  sp_labels[:, sentence_globals[:2]] = 1               # two supporting sentences
+  begin = QUESTION_PIECES + 2 * piece_len + 3          # inside the first paragraph's 1st sentence
+  features.update(answer_type=np.zeros(batch, np.int32), sp_labels=sp_labels,
+                  answer_begin=np.full(batch, begin, np.int32),
+                  answer_end=np.full(batch, begin + 2, np.int32))
+  return features
+
+
+def _one(model_name, long_len, global_len, batch, period, layers, steps, precision=""):
+  """Measures one configuration in this process (layers 0: the config's depth; precision "" or
+  a Keras mixed-precision policy, with loss scaling as the training loop does); -> a dict."""
+  os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+  sys.path.insert(0, _ROOT)
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from etc_realformer import flops  # pylint: disable=g-import-not-at-top
+  from etc_realformer.training.optimizers import create_optimizer  # pylint: disable=g-import-not-at-top
+  import tf_keras  # pylint: disable=g-import-not-at-top
+  from tasks.hotpotqa.model import HotpotQaModel  # pylint: disable=g-import-not-at-top
+
+  config = _config(model_name, period)
+  full_layers = config.num_hidden_layers
+  if layers:
+    config = config.replace(num_hidden_layers=layers)
+  start = time.perf_counter()
+  if precision:
+    tf_keras.mixed_precision.set_global_policy(precision)
+  model = HotpotQaModel(config, name="hotpotqa")
+  model.build()
+  optimizer = create_optimizer("adamw", 5e-5)
+  if precision == "mixed_float16":
+    optimizer = tf_keras.mixed_precision.LossScaleOptimizer(optimizer)
+  optimizer.build(model.trainable_variables)   # the AdamW slots exist before the first step
+  model.compile(optimizer=optimizer)
+  features = {k: tf.constant(v) for k, v in
+              hotpot_batch(config.vocab_size, long_len, global_len, batch).items()}
+  batches = iter(tf.data.Dataset.from_tensors(features).repeat())
+  train_function = model.make_train_function()
+  build_seconds = time.perf_counter() - start
+  built_rss = _rss_mb()
+  # TensorFlow's own allocator figures (what a GPU's allocator would also count): the tensors
+  # alive once built, then the peak of the steps alone. On a machine with a GPU the model runs
+  # there and these are the GPU's figures (RSS is then only the host side).
+  device = "GPU:0" if tf.config.list_physical_devices("GPU") else "CPU:0"
+  tf_built = tf.config.experimental.get_memory_info(device)["current"] / 2 ** 20
+  tf.config.experimental.reset_memory_stats(device)
+  times, losses = [], []
+  for _ in range(steps):
+    start = time.perf_counter()
+    losses.append(float(train_function(batches)["loss"]))
+    times.append(time.perf_counter() - start)
+  tf_peak = tf.config.experimental.get_memory_info(device)["peak"] / 2 ** 20
+  peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+  counts = flops.encoder_flops(config, long_len, global_len)
+  return {"model": model_name, "batch": batch, "grad_checkpointing_period": period,
+          "layers": config.num_hidden_layers, "full_layers": full_layers,
+          "precision": precision or "float32", "device": device,
+          "long_len": long_len, "global_len": global_len,
+          "parameters": int(model.count_params()),
+          "built_rss_mb": built_rss, "peak_rss_mb": peak, "step_mb": max(peak - built_rss, 0.0),
+          "tf_built_mb": tf_built, "tf_peak_mb": tf_peak,
+          "step_seconds": times, "build_seconds": build_seconds,
+          "loss_finite": bool(np.all(np.isfinite(losses))),
+          "forward_flops_per_example": counts["forward"],
+          "training_flops_per_example": counts["training_step"],
+          "executed_flops_per_example": counts["training_step_executed"]}
+
+
+def run_capped(spec, steps, timeout, max_rss_mb, min_available_mb):
+  """Runs one configuration in a child process, stopping it if its resident memory passes
+  max_rss_mb or the machine's available memory falls below min_available_mb; returns its JSON
+  line, or `spec` plus an `error`."""
+  cmd = [sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec),
+         "--steps", str(steps)]
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_USE_LEGACY_KERAS="1")
+  proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env=env)
+  start, highest, error = time.time(), 0.0, None
+  while proc.poll() is None:
+    rss = _status_mb(f"/proc/{proc.pid}/status", "VmRSS")
+    highest = max(highest, rss)
+    available = _status_mb("/proc/meminfo", "MemAvailable")
+    if rss > max_rss_mb:
+      error = f"cut: resident memory passed {max_rss_mb:.0f} MB"
+    elif 0 < available < min_available_mb:  # other jobs share the machine: never starve them
+      error = (f"cut: the machine's available memory fell below {min_available_mb:.0f} MB "
+               f"(this process at {rss:.0f} MB)")
+    elif time.time() - start > timeout:
+      error = f"cut: timeout {timeout}s"
+    if error:
+      proc.kill()
+      break
+    time.sleep(0.2)
+  out, err = proc.communicate()
+  elapsed = time.time() - start
+  if error:
+    return dict(spec, error=error, highest_rss_seen_mb=highest, seconds=elapsed)
+  for line in reversed(out.splitlines()):
+    if line.startswith("{"):
+      return dict(json.loads(line), seconds=elapsed)
+  tail = (err or "").strip().splitlines()[-3:]
+  return dict(spec, error=f"exit {proc.returncode}: {' | '.join(tail)}", seconds=elapsed)
+
+
+def _measured(rows, key):
+  return {(r["model"], r["layers"], r["grad_checkpointing_period"], r["batch"]): r[key]
+          for r in rows if "error" not in r}
+
+
+def per_example(rows, key):
+  """{"model/<layers>L/period<p>": row[key] at batch 2 - at batch 1} where both were measured."""
+  peaks = _measured(rows, key)
+  out = {}
+  for (model, layers, period, batch), peak in peaks.items():
+    if batch == 1 and (model, layers, period, 2) in peaks:
+      out[f"{model}/{layers}L/period{period}"] = peaks[(model, layers, period, 2)] - peak
+  return out
+
+
+def extrapolate(rows, key):
+  """Full-depth figures from a depth scan: every part of a step (weights, slots, gradients,
+  the activations kept per layer) grows linearly with the number of layers, so two depths
+  a < b give f(full) = f(a) + (full - a) * (f(b) - f(a)) / (b - a). Returns
+  {"model/period<p>/batch<B>": {"per_layer": slope, "full_depth": f(full), "layers": full}}."""
+  peaks = _measured(rows, key)
+  full = {r["model"]: r["full_layers"] for r in rows if "error" not in r}
+  out = {}
+  for model, period, batch in sorted({(m, p, b) for m, _, p, b in peaks}):
+    depths = sorted(l for m, l, p, b in peaks if (m, p, b) == (model, period, batch)
+                    and l < full[model])
+    if len(depths) < 2:
+      continue
+    a, b = depths[0], depths[-1]
+    slope = (peaks[(model, b, period, batch)] - peaks[(model, a, period, batch)]) / (b - a)
+    out[f"{model}/period{period}/batch{batch}"] = {
+        "per_layer": slope, "layers": full[model],
+        "full_depth": peaks[(model, a, period, batch)] + (full[model] - a) * slope}
+  return out
+
+
+def _table(rows):
+  lines = [f"{'model':6} {'layers':>6} {'period':>6} {'B':>2} {'params M':>9} {'built MB':>9} {'peak MB':>8} "
+           f"{'step MB':>8} {'TF built':>9} {'TF step':>8} {'s/step':>7} {'GFLOP/ex':>9} "
+           f"{'exec GFLOP/ex':>13}"]
+  for r in rows:
+    head = (f"{r['model']:6} {r.get('layers') or 'all':>6} {r['grad_checkpointing_period']:>6} "
+            f"{r['batch']:>2}")
+    if "error" in r:
+      seen = f" (highest seen {r['highest_rss_seen_mb']:.0f} MB)" if "highest_rss_seen_mb" in r else ""
+      lines.append(f"{head} {r['error']}{seen}")
+      continue
+    lines.append(f"{head} {r['parameters'] / 1e6:>9.1f} {r['built_rss_mb']:>9.0f} "
+                 f"{r['peak_rss_mb']:>8.0f} {r['step_mb']:>8.0f} {r['tf_built_mb']:>9.0f} "
+                 f"{r['tf_peak_mb']:>8.0f} {r['step_seconds'][-1]:>7.1f} "
+                 f"{r['training_flops_per_example'] / 1e9:>9.0f} "
+                 f"{r['executed_flops_per_example'] / 1e9:>13.0f}")
+  return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ the GPU plan (arithmetic)
+GPU_GB = (16, 32, 40, 80)
+RESERVE_MB = 1536        # CUDA context, cuBLAS/cuDNN workspaces, NCCL and Horovod buffers
+FRAGMENTATION = 0.9      # share of the rest the allocator can hand out as needed tensors
+
+
+def _full_depth(model):
+  import yaml  # pylint: disable=g-import-not-at-top
+  with open(os.path.join(_ROOT, "configs", "models", MODEL_CONFIGS[model])) as f:
+    return yaml.safe_load(f)["num_hidden_layers"]
+
+
+def _figures(rows):
+  """{(model, layers, period, batch): TF allocator step peak} and {model: params at full depth}."""
+  peaks, params = {}, {}
+  for r in rows:
+    if "error" in r:
+      continue
+    peaks[(r["model"], r["layers"], r["grad_checkpointing_period"], r["batch"])] = r["tf_peak_mb"]
+    params.setdefault(r["model"], {})[r["layers"]] = r["parameters"]
+  full = {}
+  for model, by_depth in params.items():
+    depth = max(r["full_layers"] for r in rows if r.get("model") == model and "error" not in r)
+    if depth in by_depth:
+      full[model] = by_depth[depth]
+    elif 1 in by_depth and 2 in by_depth:   # parameters are exactly linear in the depth
+      full[model] = by_depth[1] + (depth - 1) * (by_depth[2] - by_depth[1])
+  return peaks, full
+
+
+def derive(full_rows, scan_rows, precision, reference=None):
+  """Per-example activation `a` and batch-independent `fixed` MB of a full-depth step, per
+  (model, period):
+  - measured, where the full depth ran at batch 1 and 2 (fixed: at least the state below);
+  - from batch 1 alone where batch 2 did not fit: the peak minus weights and slots, with
+    fixed = the state (the gradients counted twice, a margin);
+  - for a model that did not fit at all, the larger of the estimates available (the plan should
+    err on the safe side):
+      scan:  a(full) = a(2) + (full - 2) * [a(2) - a(1)] * r, with r = base's
+             [a(12) - a(2)] / 10 / [a(2) - a(1)] (same precision and period); used only when
+             base's a(2) - a(1) is above the noise (100 MB);
+      ratio: a(full, float32) of the same model (`reference`) times base's a(precision) /
+             a(float32), for a mixed-precision plan;
+    with fixed = the state.
+  The state is weights + 2 AdamW slots + gradients, 16 bytes per parameter (+ 2 for the
+  float16 weight copies under mixed_float16)."""
+  peaks, params = _figures(full_rows + scan_rows)
+  depth = {r["model"]: r["full_layers"] for r in full_rows + scan_rows if "error" not in r}
+  copies = 2 if precision == "mixed_float16" else 0
+  out = {}
+
+  def a_at(model, layers, period):
+    pair = [peaks.get((model, layers, period, b)) for b in (1, 2)]
+    return None if None in pair else pair[1] - pair[0]
+
+  for model in sorted(depth, key=lambda m: m != "base"):   # base first: it calibrates
+    n = depth[model]
+    state = (16 + copies) * params[model] / 2 ** 20
+    for period in (0, 1):
+      a, fixed, how = a_at(model, n, period), None, "measured (batch 2 - batch 1)"
+      if a is not None:  # never below weights + slots + gradients (+ copies): the peak may
+        fixed = max(peaks[(model, n, period, 1)] - a, state)  # come before all gradients exist
+      elif (model, n, period, 1) in peaks:
+        # Batch 1 minus weights, slots (and copies) only: the gradients are left in `a` too,
+        # because a batch-1 peak can come before all of them exist. Where batch 2 was measured
+        # as well (base, mixed_float16, period 0) this gives 6040 MB against 6062 MB.
+        fixed = state
+        a = peaks[(model, n, period, 1)] - (state - 4 * params[model] / 2 ** 20)
+        how = "measured at batch 1, minus weights and slots"
+      else:
+        estimates = {}
+        a1, a2 = a_at(model, 1, period), a_at(model, 2, period)
+        b1, b2 = a_at("base", 1, period), a_at("base", 2, period)
+        base = out.get(("base", period), {}).get("a")
+        if None not in (a1, a2, b1, b2, base) and b2 - b1 > 100:
+          ratio = (base - b2) / (depth["base"] - 2) / (b2 - b1)
+          estimates[f"scan, r = {ratio:.2f}"] = a2 + (n - 2) * (a2 - a1) * ratio
+        if reference and (model, period) in reference and ("base", period) in reference \
+            and base is not None:
+          share = base / reference[("base", period)]["a"]
+          estimates[f"float32 x {share:.2f}"] = reference[(model, period)]["a"] * share
+        if not estimates:
+          continue
+        pick = max(estimates, key=estimates.get)
+        a, fixed = estimates[pick], state
+        how = "derived: " + ", ".join(f"{k}: {v / 1024:.1f} GB" for k, v in estimates.items())
+      out[(model, period)] = {"a": a, "fixed": fixed, "accumulator": 4 * params[model] / 2 ** 20,
+                              "parameters": params[model], "how": how}
+  return out
+
+
+def micro_batches(figures, gpu_gb, accumulate):
+  usable = FRAGMENTATION * (gpu_gb * 1024 - RESERVE_MB)
+  need = figures["fixed"] + (figures["accumulator"] if accumulate else 0.0)
+  return max(int((usable - need) // figures["a"]), 0)
+
+
+def gpu_plan(results_dir):
+  """Prints the per-GPU micro-batch table from the saved results; returns it as a dict."""
+  def load(name):
+    path = os.path.join(results_dir, name)
+    if not os.path.exists(path):
+      return []
+    with open(path) as f:
+      rows = json.load(f)["rows"]
+    for r in rows:  # rows written before depth scans existed are full-depth rows
+      if "full_layers" not in r:
+        r["full_layers"] = _full_depth(r["model"])
+      r["layers"] = r.get("layers") or r["full_layers"]
+    return rows
+
+  table, reference = {}, None
+  # G = 256 (HotpotQA), then the G = 512 run (OpenKP's global length; base only).
+  for precision, suffix, label in (("float32", "", ""), ("mixed_float16", "_mixed_float16", ""),
+                                   ("mixed_float16", "_mixed_float16_g512", "/G512")):
+    derived = derive(load(f"memory_per_example{suffix}.json"),
+                     load(f"memory_per_layer{suffix}.json"), precision,
+                     None if label else reference)
+    reference = reference or derived
+    for (model, period), f in sorted(derived.items()):
+      key = f"{model}/{precision}/period{period}{label}"
+      table[key] = dict(f, micro_batch={f"{gb}GB": [micro_batches(f, gb, False),
+                                                    micro_batches(f, gb, True)]
+                                        for gb in GPU_GB})
+      cells = " ".join(f"{gb:>3} GB: {table[key]['micro_batch'][f'{gb}GB'][0]:>2} /"
+                       f"{table[key]['micro_batch'][f'{gb}GB'][1]:>2}" for gb in GPU_GB)
+      print(f"{key:33} a {f['a'] / 1024:5.2f} GB  fixed {f['fixed'] / 1024:5.2f} GB  {cells}"
+            f"   ({f['how']})")
+  print(f"micro-batch per GPU without / with the accumulation buffer (4 bytes per parameter); "
+        f"usable = {FRAGMENTATION} x (GPU - {RESERVE_MB} MB)")
+  return {"reserve_mb": RESERVE_MB, "fragmentation": FRAGMENTATION, "table": table}
+
+
+def main():
+  parser = argparse.ArgumentParser(description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument("--models", default="base,large")
+  parser.add_argument("--long_len", type=int, default=4096)
+  parser.add_argument("--global_len", type=int, default=256)
+  parser.add_argument("--batches", default="1,2")
+  parser.add_argument("--periods", default="1,0", help="grad_checkpointing_period values")
+  parser.add_argument("--large_periods", default="1",
+                      help="periods for large (without checkpointing it does not fit here)")
+  parser.add_argument("--layers", default="0",
+                      help="encoder depths to measure, 0 = the config's; two or more smaller "
+                           "depths (e.g. 1,2) are extrapolated to the full depth")
+  parser.add_argument("--mixed_precision", default="", choices=["", "mixed_float16", "mixed_bfloat16"],
+                      help="Keras policy (activation bytes as a GPU would hold them; slow on CPU)")
+  parser.add_argument("--steps", type=int, default=1, help="training steps per configuration")
+  parser.add_argument("--max_rss_mb", type=float, default=17000)
+  parser.add_argument("--min_available_mb", type=float, default=2000,
+                      help="stop a configuration when the machine has less memory available")
+  parser.add_argument("--timeout", type=int, default=900, help="seconds per configuration")
+  parser.add_argument("--output", default=os.path.join(os.path.dirname(__file__), "results",
+                                                       "memory_per_example.json"))
+  parser.add_argument("--plan", action="store_true",
+                      help="no measurement: print the per-GPU micro-batches derived from the "
+                           "saved results and write results/gpu_plan.json")
+  parser.add_argument("--child", help=argparse.SUPPRESS)
+  args = parser.parse_args()
+
+  if args.plan:
+    results = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+    with open(os.path.join(results, "gpu_plan.json"), "w") as f:
+      json.dump(gpu_plan(results), f, indent=2)
+    return
+
+  if args.child:
+    spec = json.loads(args.child)
+    print(json.dumps(_one(spec["model"], spec["long_len"], spec["global_len"], spec["batch"],
+                          spec["grad_checkpointing_period"], spec.get("layers", 0),
+                          args.steps, spec.get("precision", ""))))
+    return
+
+  plan = []
+  for model in args.models.split(","):
+    periods = args.large_periods if model == "large" else args.periods
+    for layers in (int(n) for n in args.layers.split(",")):
+      for period in (int(p) for p in periods.split(",")):
+        for batch in (int(b) for b in args.batches.split(",")):
+          plan.append({"model": model, "layers": layers, "grad_checkpointing_period": period,
+                       "batch": batch, "long_len": args.long_len,
+                       "global_len": args.global_len, "precision": args.mixed_precision})
+  rows = []
+  for i, spec in enumerate(plan):
+    print(f"[{i + 1}/{len(plan)}] {spec} ...", flush=True)
+    row = run_capped(spec, args.steps, args.timeout, args.max_rss_mb, args.min_available_mb)
+    rows.append(row)
+    if "error" in row:
+      print(f"    {row['error']}", flush=True)
+    else:
+      print(f"    peak {row['peak_rss_mb']:.0f} MB (built {row['built_rss_mb']:.0f} MB), "
+            f"{row['step_seconds'][-1]:.1f} s/step, {row['seconds']:.0f} s in all", flush=True)
+  increments = {"peak_rss": per_example(rows, "peak_rss_mb"),
+                "tf_step_peak": per_example(rows, "tf_peak_mb")}
+  print()
+  print(_table(rows))
+  for what, values in increments.items():
+    for key, value in values.items():
+      print(f"per example (batch 2 - batch 1), {what}, {key}: {value:.0f} MB")
+  extrapolated = {"peak_rss": extrapolate(rows, "peak_rss_mb"),
+                  "tf_step_peak": extrapolate(rows, "tf_peak_mb")}
+  for what, values in extrapolated.items():
+    for key, value in values.items():
+      print(f"extrapolated to {value['layers']} layers, {what}, {key}: "
+            f"{value['full_depth']:.0f} MB ({value['per_layer']:.0f} MB per layer)")
+  result = {"benchmark": "memory_per_example", "task_model": "tasks.hotpotqa HotpotQaModel",
+            "long_len": args.long_len, "global_len": args.global_len, "steps": args.steps,
+            "dtype": args.mixed_precision or "float32", "optimizer": "adamw",
+            "max_rss_mb": args.max_rss_mb,
+            "min_available_mb": args.min_available_mb,
+            "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+            "per_example_mb": increments, "extrapolated_mb": extrapolated, "rows": rows}
+  sys.path.insert(0, _ROOT)
+  from etc_realformer.io_utils import atomic_write_json  # pylint: disable=g-import-not-at-top
+  atomic_write_json(args.output, result, sort_keys=False)
+  print(f"\nwrote {args.output}")
+
+
+if __name__ == "__main__":
+  main()
