@@ -16,6 +16,8 @@ rows) are hidden-sized. Positions count 0.. within each stream unless position i
 import tensorflow as tf
 import tf_keras
 
+from etc_realformer.layers.dropout import SeededDropout
+from etc_realformer.ops import dropout as dropout_ops
 from etc_realformer.layers.scopes import build_in_scope
 
 _STREAMS = ("long", "global")
@@ -37,7 +39,7 @@ class EtcEmbeddings(tf_keras.layers.Layer):
     self.initializer_range = initializer_range
     self.norms = {s: tf_keras.layers.LayerNormalization(epsilon=1e-12, name=f"{s}_norm")
                   for s in _STREAMS}
-    self.dropout = tf_keras.layers.Dropout(hidden_dropout_prob)
+    self.dropout = SeededDropout(hidden_dropout_prob)
     self.projection = None
     if self.width != hidden_size:
       self.projection = tf_keras.layers.Dense(
@@ -76,9 +78,11 @@ class EtcEmbeddings(tf_keras.layers.Layer):
       x = self.projection(x)
     return x
 
-  def embed(self, token_ids, segment_ids, stream, training=None, extra=None, position_ids=None):
+  def embed(self, token_ids, segment_ids, stream, training=None, extra=None, position_ids=None,
+            dropout_seed=None):
     """token_ids, segment_ids: int [B, N]; extra: float [B, N, hidden] or None;
-    position_ids: int [B, N] or None (0..N-1) -> [B, N, hidden]."""
+    position_ids: int [B, N] or None (0..N-1); dropout_seed: [2] int32 or None (a fresh one)
+    -> [B, N, hidden]."""
     x = self.embed_tokens(token_ids) + tf.gather(self.segment_table, segment_ids)
     if stream in self.position_tables:
       table = self.position_tables[stream]
@@ -96,13 +100,18 @@ class EtcEmbeddings(tf_keras.layers.Layer):
         raise ValueError(f"{stream}_extra_embeddings must have shape [batch, length, "
                          f"{self.hidden_size}] (hidden_size), got {extra.shape}.")
       x += tf.cast(extra, x.dtype)
-    return self.dropout(self.norms[stream](x), training=training)
+    return self.dropout(self.norms[stream](x), seed=dropout_seed, salt=_STREAMS.index(stream),
+                        training=training)
 
   def call(self, token_ids, segment_ids, global_token_ids, global_segment_ids, training=None,
-           long_extra=None, global_extra=None, position_ids=None, global_position_ids=None):
-    return (self.embed(token_ids, segment_ids, "long", training, long_extra, position_ids),
+           long_extra=None, global_extra=None, position_ids=None, global_position_ids=None,
+           dropout_seed=None):
+    if dropout_seed is None and training:
+      dropout_seed = dropout_ops.new_seed()  # one per call; the streams fold in their index
+    return (self.embed(token_ids, segment_ids, "long", training, long_extra, position_ids,
+                       dropout_seed),
             self.embed(global_token_ids, global_segment_ids, "global", training, global_extra,
-                       global_position_ids))
+                       global_position_ids, dropout_seed))
 
   def get_config(self):
     config = super().get_config()

@@ -27,7 +27,9 @@ import tensorflow as tf
 import tf_keras
 
 from etc_realformer.config import RESIDUAL_MODES, EtcConfig, layer_options, options_config
+from etc_realformer.layers.dropout import SeededDropout
 from etc_realformer.ops import blocking
+from etc_realformer.ops import dropout as dropout_ops
 from etc_realformer.ops import lookup
 
 _COMPONENTS = ("l2l", "l2g", "g2g", "g2l")
@@ -35,6 +37,8 @@ _COMPONENTS = ("l2l", "l2g", "g2g", "g2l")
 _QUERY_STREAM = {"l2l": "long", "l2g": "long", "g2g": "global", "g2l": "global"}
 _KEY_STREAM = {"l2l": "long", "l2g": "global", "g2g": "global", "g2l": "long"}
 MASK_VALUE = -10000.0
+# Dropout salts of the attention probabilities per path (a block uses others for its outputs).
+_DROPOUT_SALTS = {"local": 0, "global": 1}
 
 
 def input_stream(key: str) -> str:
@@ -85,6 +89,8 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     long_scores / global_scores: the previous layer's residual streams, or None.
     training: dropout switch.
     return_attention_probs: also return the post-softmax probabilities.
+    dropout_seed: [2] int32 seed of the probability dropout masks (ops/dropout.py), so that a
+      recomputed forward pass draws the same ones; None: a fresh seed per call.
   Returns a dict: long_output [B, L, hidden], global_output [B, G, hidden], long_scores,
     global_scores (None for a stream that carries no residual), and optionally long_probs,
     global_probs in the stream layouts.
@@ -118,7 +124,7 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     self.implementation = implementation
     self.head_size = self.att_size_per_head or hidden_size // num_attention_heads
     self._names = projection_names(self.share_qkv_projections, self.share_kv_projections)
-    self._dropout = tf_keras.layers.Dropout(self.attention_probs_dropout_prob)
+    self._dropout = SeededDropout(self.attention_probs_dropout_prob)
 
   @classmethod
   def from_etc_config(cls, config: EtcConfig, **kwargs) -> "GlobalLocalAttention":
@@ -272,28 +278,33 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
       return running / float(self.layer_index + 1), running
     return running, running
 
-  def _softmax(self, logits, mask, training):
-    """logits [B, heads, ..., K]; mask [B, ..., K] with 1 = attend."""
+  def _softmax(self, logits, mask, training, seed, path):
+    """logits [B, heads, ..., K]; mask [B, ..., K] with 1 = attend; seed: the call's dropout
+    seed; path: "local" | "global" (each draws its own mask)."""
     additive = (1.0 - tf.cast(mask, logits.dtype)) * tf.cast(MASK_VALUE, logits.dtype)
     probs = tf.nn.softmax(logits + tf.expand_dims(additive, 1), axis=-1)
-    return probs, self._dropout(probs, training=training)
+    salt = _DROPOUT_SALTS[path]
+    return probs, self._dropout(probs, seed=seed, salt=salt, training=training)
 
   # --------------------------------------------------------------------- call
   def call(self, long_input, global_input, side_inputs, long_scores=None, global_scores=None,
-           training=None, return_attention_probs=False):
+           training=None, return_attention_probs=False, dropout_seed=None):
     # Keras autocasts only the first input under mixed precision.
     global_input = tf.cast(global_input, self.compute_dtype)
+    if dropout_seed is None and training and self.attention_probs_dropout_prob:
+      dropout_seed = dropout_ops.new_seed()  # [2] int32, shared by both paths (other salts)
+    seed = dropout_seed
     side_inputs = {k: tf.cast(v, tf.int32) for k, v in side_inputs.items() if v is not None}
     p = self._project(long_input, global_input)  # scaled queries
     use_rel = bool(self.relative_vocab_size)
     if self.implementation == "blocked":
       long_out, long_carry, long_probs = self._long_blocked(p, side_inputs, long_scores, training,
-                                                            use_rel)
+                                                            use_rel, seed)
     else:
       long_out, long_carry, long_probs = self._long_dense(p, side_inputs, long_scores, training,
-                                                          use_rel)
+                                                          use_rel, seed)
     global_out, global_carry, global_probs = self._global(p, side_inputs, global_scores, training,
-                                                          use_rel)
+                                                          use_rel, seed)
     result = {
         "long_output": self._output(long_out, "long"),
         "global_output": self._output(global_out, "global"),
@@ -305,7 +316,7 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
       result["global_probs"] = global_probs
     return result
 
-  def _long_blocked(self, p, side, prev, training, use_rel):
+  def _long_blocked(self, p, side, prev, training, use_rel, seed):
     r = self.local_radius
     b = r + 1
     long_len = blocking.static_or_dynamic(p["l2l_q"], 2)
@@ -331,7 +342,7 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
       mask = tf.concat([mask, self._memory_mask(mask)], axis=-1)
     scores = tf.concat(logits, axis=-1)  # [B, h, nb, b, 3b + G (+ M)]
     att, carry = self._residual(scores, prev, "local")
-    probs, dropped = self._softmax(att, mask, training)
+    probs, dropped = self._softmax(att, mask, training, seed, "local")
     # tf.split, not slicing: the gradient of a split is one concat, that of each slice a
     # zero-filled full-size tensor (summed afterwards).
     parts = tf.split(dropped, [3 * b, global_len] + self._memory_split(), axis=-1)
@@ -343,7 +354,7 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     context = blocking.merge_blocks(context, long_len, axis=2)  # [B, h, L, d]
     return context, carry, probs
 
-  def _long_dense(self, p, side, prev, training, use_rel):
+  def _long_dense(self, p, side, prev, training, use_rel, seed):
     logits = [tf.einsum("bhqd,bhkd->bhqk", p["l2l_q"], p["l2l_k"]),  # [B, h, L, L]
               tf.einsum("bhqd,bhgd->bhqg", p["l2g_q"], p["l2g_k"])]  # [B, h, L, G]
     masks = [blocking.window_to_dense(side["l2l_att_mask"]), side["l2g_att_mask"]]
@@ -352,9 +363,9 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
       rel = self._relative_logits((p["l2l_q"], p["l2g_q"]),
                                   (ids, side["l2g_relative_att_ids"]), "long")
       logits = [logits[0] + rel[0], logits[1] + rel[1]]
-    return self._finish_dense(p, logits, masks, prev, training, "local", ("l2l", "l2g"))
+    return self._finish_dense(p, logits, masks, prev, training, seed, "local", ("l2l", "l2g"))
 
-  def _global(self, p, side, prev, training, use_rel):
+  def _global(self, p, side, prev, training, use_rel, seed):
     logits = [tf.einsum("bhqd,bhkd->bhqk", p["g2g_q"], p["g2g_k"]),  # [B, h, G, G]
               tf.einsum("bhqd,bhkd->bhqk", p["g2l_q"], p["g2l_k"])]  # [B, h, G, L]
     masks = [side["g2g_att_mask"], side["g2l_att_mask"]]
@@ -363,9 +374,10 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
                                   (side["g2g_relative_att_ids"], side["g2l_relative_att_ids"]),
                                   "global")
       logits = [logits[0] + rel[0], logits[1] + rel[1]]
-    return self._finish_dense(p, logits, masks, prev, training, "global", ("g2g", "g2l"))
+    return self._finish_dense(p, logits, masks, prev, training, seed, "global",
+                              ("g2g", "g2l"))
 
-  def _finish_dense(self, p, logits, masks, prev, training, path, components):
+  def _finish_dense(self, p, logits, masks, prev, training, seed, path, components):
     """Softmax over [first component keys | second component keys | memory] per query."""
     first_len = blocking.static_or_dynamic(p[f"{components[0]}_k"], 2)
     second_len = blocking.static_or_dynamic(p[f"{components[1]}_k"], 2)
@@ -375,7 +387,7 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     scores = tf.concat(logits, axis=-1)  # [B, h, Q, K1 + K2 (+ M)]
     mask = tf.concat(masks, axis=-1)  # [B, Q, K]
     att, carry = self._residual(scores, prev, path)
-    probs, dropped = self._softmax(att, mask, training)
+    probs, dropped = self._softmax(att, mask, training, seed, path)
     parts = tf.split(dropped, [first_len, second_len] + self._memory_split(), axis=-1)
     context = (tf.einsum("bhqk,bhkd->bhqd", parts[0], p[f"{components[0]}_v"]) +
                tf.einsum("bhqk,bhkd->bhqd", parts[1], p[f"{components[1]}_v"]))  # [B,h,Q,d]

@@ -15,11 +15,16 @@ import tensorflow as tf
 import tf_keras
 
 from etc_realformer.config import EtcConfig, layer_options, options_config
+from etc_realformer.layers.dropout import SeededDropout
 from etc_realformer.layers.global_local_attention import GlobalLocalAttention
 from etc_realformer.layers.scopes import build_in_scope
+from etc_realformer.ops import dropout as dropout_ops
 from etc_realformer.ops.activations import activation
 
 _STREAMS = ("long", "global")
+# Dropout salts of the block's own sites (the attention layer uses 0 and 1 for its probabilities).
+_OUTPUT_SALT = {"long": 2, "global": 3}        # after attention
+_FEED_FORWARD_SALT = {"long": 4, "global": 5}  # after the feed-forward sublayer
 
 
 class FeedForward(tf_keras.layers.Layer):
@@ -66,7 +71,7 @@ class TransformerBlock(tf_keras.layers.Layer):
   name (an omitted one takes EtcConfig's default); keyword-only `layer_index` (for
   residual_attention="mean") and `implementation` ("blocked" | "dense"); Keras Layer arguments.
   Call: (long, global, side_inputs, long_scores, global_scores, training,
-  return_attention_probs) -> dict with long_output, global_output, long_scores, global_scores
+  return_attention_probs, dropout_seed) -> dict with long_output, global_output, long_scores, global_scores
   (and long_probs, global_probs when asked).
   """
 
@@ -94,7 +99,7 @@ class TransformerBlock(tf_keras.layers.Layer):
     self.attention = GlobalLocalAttention(
         **{key: options[key] for key in GlobalLocalAttention.CONFIG_KEYS},
         layer_index=layer_index, implementation=implementation, name="attention")
-    self.dropout = tf_keras.layers.Dropout(options["hidden_dropout_prob"])
+    self.dropout = SeededDropout(options["hidden_dropout_prob"])
     self.attention_norms = {
         s: tf_keras.layers.LayerNormalization(epsilon=1e-12, name=f"{s}_attention_norm")
         for s in _STREAMS}
@@ -128,29 +133,35 @@ class TransformerBlock(tf_keras.layers.Layer):
       build_in_scope(layer, shape)
     super().build(input_shape)
 
-  def _sublayer(self, x, fn, norm, training):
+  def _sublayer(self, x, fn, norm, training, seed, salt):
     if self.use_pre_activation_order:
-      return x + self.dropout(fn(norm(x)), training=training)
-    return norm(x + self.dropout(fn(x), training=training))
+      return x + self.dropout(fn(norm(x)), seed=seed, salt=salt, training=training)
+    return norm(x + self.dropout(fn(x), seed=seed, salt=salt, training=training))
 
   def call(self, long_input, global_input, side_inputs, long_scores=None, global_scores=None,
-           training=None, return_attention_probs=False):
+           training=None, return_attention_probs=False, dropout_seed=None):
     # Keras autocasts only the first input under mixed precision.
     x = {"long": long_input, "global": tf.cast(global_input, self.compute_dtype)}
+    if dropout_seed is None and training and (
+        self.dropout.rate or self.attention.attention_probs_dropout_prob):
+      dropout_seed = dropout_ops.new_seed()  # [2] int32; every site folds in its own salt
     if self.use_pre_activation_order:
       att_in = {s: self.attention_norms[s](x[s]) for s in _STREAMS}
     else:
       att_in = x
     att = self.attention(att_in["long"], att_in["global"], side_inputs, long_scores=long_scores,
                          global_scores=global_scores, training=training,
-                         return_attention_probs=return_attention_probs)
+                         return_attention_probs=return_attention_probs,
+                         dropout_seed=dropout_seed)
     for s in _STREAMS:
-      update = self.dropout(att[f"{s}_output"], training=training)
+      update = self.dropout(att[f"{s}_output"], seed=dropout_seed, salt=_OUTPUT_SALT[s],
+                            training=training)
       x[s] = x[s] + update if self.use_pre_activation_order else self.attention_norms[s](
           x[s] + update)
     if self.use_feed_forward:
       for s in _STREAMS:
-        x[s] = self._sublayer(x[s], self.feed_forwards[s], self.feed_forward_norms[s], training)
+        x[s] = self._sublayer(x[s], self.feed_forwards[s], self.feed_forward_norms[s], training,
+                              dropout_seed, _FEED_FORWARD_SALT[s])
     out = dict(att)
     out["long_output"], out["global_output"] = x["long"], x["global"]
     return out

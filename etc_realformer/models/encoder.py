@@ -10,6 +10,7 @@ from etc_realformer import ops
 from etc_realformer.config import EtcConfig
 from etc_realformer.layers import EtcEmbeddings, TransformerBlock
 from etc_realformer.layers.scopes import build_in_scope
+from etc_realformer.ops import dropout as dropout_ops
 
 class EtcModel(tf_keras.Model):
   """ETC encoder with RealFormer residual attention.
@@ -118,22 +119,29 @@ class EtcModel(tf_keras.Model):
     global_segments = features.get("global_segment_ids")
     if global_segments is None:
       global_segments = tf.zeros_like(features["global_token_ids"])
+    # One dropout seed per forward pass; each layer folds in its index, each site its salt. The
+    # checkpointed segments capture it, so their recomputation replays every mask.
+    seed = None
+    if training and (config.hidden_dropout_prob or config.attention_probs_dropout_prob):
+      seed = dropout_ops.new_seed()  # [2] int32
     long_x, global_x = self.embeddings(
         features["token_ids"], long_segments, features["global_token_ids"], global_segments,
         training=training, long_extra=long_extra_embeddings, global_extra=global_extra_embeddings,
         position_ids=features.get("position_ids"),
-        global_position_ids=features.get("global_position_ids"))
+        global_position_ids=features.get("global_position_ids"),
+        dropout_seed=_layer_seed(seed, 0))
     scores = [None, None]  # long stream, global stream
     per_layer = []
     period = config.grad_checkpointing_period
     if period and training and not return_attention_scores:
       for start in range(0, len(self.blocks), period):
-        long_x, global_x, scores = self._checkpointed(self.blocks[start:start + period], long_x,
-                                                      global_x, side, scores, training)
+        long_x, global_x, scores = self._checkpointed(start, start + period, long_x, global_x,
+                                                      side, scores, training, seed)
     else:
-      for block in self.blocks:
+      for index, block in enumerate(self.blocks):
         out = block(long_x, global_x, side, long_scores=scores[0], global_scores=scores[1],
-                    training=training, return_attention_probs=return_attention_scores)
+                    training=training, return_attention_probs=return_attention_scores,
+                    dropout_seed=_layer_seed(seed, index + 1))
         long_x, global_x = out["long_output"], out["global_output"]
         scores = [out["long_scores"], out["global_scores"]]
         if return_attention_scores:
@@ -144,16 +152,18 @@ class EtcModel(tf_keras.Model):
       result["attention"] = per_layer
     return result
 
-  def _checkpointed(self, blocks, long_x, global_x, side, scores, training):
-    """Runs `blocks` under tf.recompute_grad: activations inside are recomputed on backward."""
+  def _checkpointed(self, start, stop, long_x, global_x, side, scores, training, seed):
+    """Runs blocks[start:stop] under tf.recompute_grad: activations inside are recomputed on
+    backward, with the same dropout masks (the seed is captured, not drawn inside)."""
+    blocks = self.blocks[start:stop]
     present = [s is not None for s in scores]
 
     def run(long_in, global_in, *carried):
       carried = list(carried)
       stream = [carried.pop(0) if p else None for p in present]
-      for block in blocks:
+      for index, block in enumerate(blocks, start):
         out = block(long_in, global_in, side, long_scores=stream[0], global_scores=stream[1],
-                    training=training)
+                    training=training, dropout_seed=_layer_seed(seed, index + 1))
         long_in, global_in = out["long_output"], out["global_output"]
         stream = [out["long_scores"], out["global_scores"]]
       return (long_in, global_in) + tuple(s for s in stream if s is not None)
@@ -175,3 +185,9 @@ class EtcModel(tf_keras.Model):
   @classmethod
   def from_config(cls, config, custom_objects=None):
     return cls(**config)
+
+
+def _layer_seed(seed, index):
+  """The dropout seed of the embeddings (index 0) or of layer index - 1; None stays None (no
+  dropout, or inference)."""
+  return None if seed is None else dropout_ops.fold_in(seed, index)

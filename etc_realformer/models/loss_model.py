@@ -9,9 +9,15 @@ With gradient accumulation (`enable_gradient_accumulation`, see training/accumul
 train_step is one micro-batch: its gradients are added up and applied every n-th step. A loss
 that averages over a data-dependent part of the batch divides by `weight_total`, which is the
 micro-batch's share of the whole batch's total when the data pipeline provides it.
+
+The values a step reports (what the logs and metrics.json show) are means over the replicas:
+under tf.distribute each replica reports its value divided by the number of replicas and Keras
+sums them; under Horovod `metric_average` (Distribution.metric_average) averages them over the
+ranks. On equal per-replica batches of a plain-mean loss, N replicas report what one process
+reports on the same global batch.
 """
 
-from typing import Dict, Optional
+from typing import Callable, Dict, List, Optional
 
 import tensorflow as tf
 import tf_keras
@@ -24,6 +30,8 @@ class LossModel(tf_keras.Model):
 
   tracked: dict
   gradient_accumulation: Optional[accumulation.GradientAccumulator] = None
+  # Horovod: averages a list of scalars over the ranks (tf.distribute needs none).
+  metric_average: Optional[Callable[[List[tf.Tensor]], List[tf.Tensor]]] = None
 
   @property
   def metrics(self):
@@ -65,6 +73,17 @@ class LossModel(tf_keras.Model):
       metric.update_state(values[name])
     return {name: metric.result() for name, metric in self.tracked.items()}
 
+  def _reported(self, values):
+    """The step's values as means over the replicas (see the module docstring)."""
+    names = sorted(values)
+    scalars = [tf.cast(values[name], tf.float32) for name in names]
+    if self.metric_average is not None:
+      scalars = self.metric_average(scalars)
+    replicas = tf.distribute.get_strategy().num_replicas_in_sync
+    if replicas > 1:  # Keras sums what the replicas return (its "auto" reduction)
+      scalars = [v / float(replicas) for v in scalars]
+    return dict(zip(names, scalars))
+
   def train_step(self, data):
     if self.gradient_accumulation is not None:
       return self._accumulating_train_step(data)
@@ -80,7 +99,7 @@ class LossModel(tf_keras.Model):
     # layer's long-stream weights get no gradient); they are left as they are.
     self.optimizer.apply_gradients([(g, v) for g, v in grads_and_vars if g is not None])
     self._update_metrics(values)   # running means: what Keras reports at the end of an epoch
-    return values
+    return self._reported(values)
 
   def _accumulating_train_step(self, data):
     """One micro-batch: its gradients are added; every n-th call applies their mean."""
@@ -93,7 +112,9 @@ class LossModel(tf_keras.Model):
     # Local gradients (no Horovod allreduce per micro-batch: the accumulator reduces once).
     accumulator.add(self.optimizer, tape.gradient(loss, accumulator.variables))
     self._update_metrics(values)
-    return values
+    return self._reported(values)
 
   def test_step(self, data):
-    return self._update_metrics(self.compute_losses(data, self(data, training=False)))
+    # Running means (per replica inside a step; Keras reads the totals across replicas at the end).
+    return self._reported(self._update_metrics(
+        self.compute_losses(data, self(data, training=False))))

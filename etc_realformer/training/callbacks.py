@@ -63,8 +63,10 @@ class TrainingLog(tf_keras.callbacks.Callback):
   """
 
   def __init__(self, total_steps: int, every: int, log_dir: str = None,
-               tokens_per_step: int = 0):
+               tokens_per_step: int = 0, log: bool = True):
+    """log: write the absl log lines (the chief); the other workers only keep `window`."""
     super().__init__()
+    self.log = log
     self.total_steps = total_steps
     self.every = max(1, int(every))
     self.writer = tf.summary.create_file_writer(log_dir) if log_dir else None
@@ -94,8 +96,9 @@ class TrainingLog(tf_keras.callbacks.Callback):
     if self.tokens_per_step:
       self.window["tokens_per_second"] = rate * self.tokens_per_step
     self._sums, self._count = {}, 0
-    logging.info("step %d/%d %s", step, self.total_steps,
-                 " ".join(f"{k}={v:.4g}" for k, v in sorted(self.window.items())))
+    if self.log:
+      logging.info("step %d/%d %s", step, self.total_steps,
+                   " ".join(f"{k}={v:.4g}" for k, v in sorted(self.window.items())))
     if self.writer is not None:
       with self.writer.as_default(step=step):
         for name, value in self.window.items():

@@ -23,6 +23,7 @@ from typing import Callable, List, Optional, Sequence
 import tensorflow as tf
 import tf_keras
 
+from etc_realformer.ops import dropout as dropout_ops
 from etc_realformer.training import accumulation
 
 CHOICES = ("none", "horovod", "mirrored", "multi_worker_mirrored")
@@ -47,6 +48,9 @@ class Distribution:
                           "run `bash .ci/build_horovod.sh` (see README, Horovod)") from e
       hvd.init()
       self.hvd = hvd
+      # Every rank seeds TensorFlow alike (same initial weights): the rank keeps their dropout
+      # masks apart. tf.distribute replicas differ by their replica id (ops/dropout.py).
+      dropout_ops.set_process_index(hvd.rank())
       gpus = tf.config.list_physical_devices("GPU")
       if gpus:  # one GPU per process
         tf.config.set_visible_devices(gpus[hvd.local_rank() % len(gpus)], "GPU")
@@ -116,6 +120,18 @@ class Distribution:
     def average(tensors):
       return hvd_tf.grouped_allreduce(tensors, op=hvd_tf.Average,
                                       name="accumulated_gradients")
+    return average
+
+  def metric_average(self) -> Optional[Callable[[List[tf.Tensor]], List[tf.Tensor]]]:
+    """Horovod: a function averaging a list of float32 scalars over the ranks (each step's
+    reported losses and accuracies, LossModel.metric_average). Others: None (tf.distribute
+    combines the replicas' values itself)."""
+    if self.hvd is None or self.hvd.size() == 1:
+      return None
+    import horovod.tensorflow as hvd_tf  # pylint: disable=g-import-not-at-top
+
+    def average(scalars):
+      return hvd_tf.grouped_allreduce(scalars, op=hvd_tf.Average, name="reported_values")
     return average
 
   def callbacks(self) -> List:

@@ -149,6 +149,8 @@ def run_training_loop(
     optimizer = make_optimizer(train, distribution)
     optimizer.build(model.trainable_variables)
     model.compile(optimizer=optimizer, jit_compile=train.jit_compile)
+    if hasattr(model, "metric_average"):  # a LossModel: log means over the Horovod ranks
+      model.metric_average = distribution.metric_average()
     if micro_batches > 1:
       if not hasattr(model, "enable_gradient_accumulation"):
         raise ValueError("gradient_accumulation_steps: needs a LossModel (models/loss_model.py), "
@@ -185,9 +187,9 @@ def run_training_loop(
     cbs.append(callbacks_lib.CheckpointEvery(manager, train.checkpoint_every))
   log_cb = callbacks_lib.TrainingLog(
       train.num_train_steps, train.log_every,
-      os.path.join(output_dir, "logs") if distribution.is_chief else None, tokens_per_step)
-  if distribution.is_chief:
-    cbs.append(log_cb)
+      os.path.join(output_dir, "logs") if distribution.is_chief else None, tokens_per_step,
+      log=distribution.is_chief)
+  cbs.append(log_cb)  # every worker: its metrics are the same window means as the chief's
   cbs.extend(extra_callbacks)
 
   history = {}

@@ -18,6 +18,18 @@ or a worker failed) keeps, on the next call, every shard whose done file matches
 the others. Stale files (another fingerprint or number of shards) are removed first. The
 records of a shard depend only on the input and num_shards, so any number of workers gives the
 same records. One conversion at a time may write a directory.
+
+Duplicate ids. Every copy of an id goes to one part, where the reader's duplicate check handles it
+as within one file (NQ, HotpotQA, WikiHop skip later copies and count them; OpenKP keeps the last
+record of a url and counts the replacement). Copies in different input files reach different
+parts when whole files are parts (NQ with at least as many files as shards), so each done file
+also keeps the ids its reader took, by input file (`ids`), and `merge` compares the shards: an
+id in more than one shard stops the conversion with a ValueError naming the first ids, their
+shards and input files, and how many there are. No task keeps two records of an id, and the
+shards are already written: going on would train on both copies, or drop one that no count
+shows. The shards stay done (a new call fails the same way at once); fix the input, or convert
+with one shard (or, for several files, more shards than files: every part then reads every
+file and routes records by id, so the copies meet).
 """
 
 import collections
@@ -42,6 +54,7 @@ from tasks.common.read_report import MAX_MESSAGES, ReadReport
 FEATURES_FILE = "features.json"
 DONE_SUFFIX = ".done.json"
 PROGRESS_SECONDS = 60.0
+MAX_NAMED_IDS = 10
 
 Log = Callable[[str], None]
 Produce = Callable[[Part, ReadReport, collections.Counter, Log],
@@ -146,13 +159,15 @@ def _remove_stale(directory: str, prefix: str, paths: List[str], key: str) -> No
 
 
 def read_done(path: str, key: str) -> Optional[dict]:
-  """A shard's done file when it matches the fingerprint digest and the shard exists."""
+  """A shard's done file when it matches the fingerprint digest and the shard exists (and has
+  the ids: a done file written before they were kept means converting the shard again)."""
   try:
     with open(path + DONE_SUFFIX) as f:
       shard = json.load(f)
   except (OSError, ValueError):
     return None
-  return shard if shard.get("digest") == key and os.path.exists(path) else None
+  usable = shard.get("digest") == key and "ids" in shard and os.path.exists(path)
+  return shard if usable else None
 
 
 def run_jobs(jobs: List[ShardJob], num_workers: int, log: Log) -> Iterator[dict]:
@@ -178,7 +193,8 @@ def convert_shard(job: ShardJob, log: Optional[Log] = None) -> dict:
   """Converts one shard in this process: its TFRecord file (atomic), then its done file.
 
   Returns the done file's content: the shard, the digest, records written, the reader's counts
-  and first messages, the task's counts and the seconds it took.
+  and first messages, the task's counts, the seconds it took and the ids the reader took
+  ({input file: [id, ...]}, for the check across shards).
   """
   log = log or _log_to_stderr
   start = time.perf_counter()
@@ -190,7 +206,7 @@ def convert_shard(job: ShardJob, log: Optional[Log] = None) -> dict:
            "records": report.records, "examples": report.examples,
            "skipped": dict(report.skipped), "repaired": dict(report.repaired),
            "messages": report.messages, "counts": dict(counts),
-           "seconds": round(time.perf_counter() - start, 3)}
+           "seconds": round(time.perf_counter() - start, 3), "ids": report.ids}
   atomic_write_json(job.path + DONE_SUFFIX, shard)
   return shard
 
@@ -214,7 +230,9 @@ def _log_to_stderr(message: str) -> None:
 
 
 def merge(shards: List[dict], stamp: dict) -> dict:
-  """The manifest of a conversion from the done records of its shards (in shard order)."""
+  """The manifest of a conversion from the done records of its shards (in shard order);
+  ValueError when an id is in more than one shard (see the module docstring)."""
+  _check_ids_in_one_shard(shards)
   counts, skipped, repaired = (collections.Counter() for _ in range(3))
   messages = []
   for shard in shards:
@@ -228,6 +246,42 @@ def merge(shards: List[dict], stamp: dict) -> dict:
           "skipped": dict(skipped), "repaired": dict(repaired), "messages": messages,
           "shards": [{key: s[key] for key in ("file", "written", "records", "examples",
                                                "seconds")} for s in shards]}
+
+
+def repeated_ids(shards: List[dict]) -> List[str]:
+  """The ids (as JSON text: 7 and "7" differ, as for the readers) that more than one shard's
+  done record holds, in the order they are met."""
+  first_shard, repeated = {}, {}
+  for k, shard in enumerate(shards):
+    for ids in shard["ids"].values():
+      for value in ids:
+        key = json.dumps(value)
+        if first_shard.setdefault(key, k) != k:
+          repeated[key] = None
+  return list(repeated)
+
+
+def _check_ids_in_one_shard(shards: List[dict]) -> None:
+  """ValueError naming the first ids that are in several shards with their shard and input
+  files."""
+  repeated = repeated_ids(shards)
+  if not repeated:
+    return
+  places = {key: [] for key in repeated[:MAX_NAMED_IDS]}
+  for shard in shards:
+    for file, ids in shard["ids"].items():
+      for key in map(json.dumps, ids):
+        if key in places:
+          places[key].append(f"{shard['file']} (from {file})")
+  named = "\n".join(f"  id {key}: {', '.join(where)}" for key, where in places.items())
+  raise ValueError(
+      f"{len(repeated)} example id(s) occur in more than one conversion shard (the first "
+      f"{len(places)} below): copies of an id in different input files went to different "
+      "shards. Within one file the reader keeps one record per id and counts the other "
+      "copies; the shards are already written, so the conversion stops instead of keeping both "
+      f"copies or dropping one uncounted.\n{named}\nRemove the repeated records from the "
+      "input, or convert with num_shards=1 (or more shards than input files: every shard then "
+      "reads every file and routes records by id, so the copies meet in one shard).")
 
 
 def _report(info: dict, source: str) -> ReadReport:

@@ -8,7 +8,8 @@ processes convert the parts. A record without a usable id is keyed by its positi
 
 An input of several files (NQ's 50 training shards) with at least as many files as parts is cut
 by whole files instead (file j goes to part j % count), so that each part reads only its own
-files; a duplicate id is then found only among the files of one part.
+files; the reader then finds a duplicate id only among the files of one part, and the
+conversion finds copies in files of different parts when it merges its shards (an error).
 
 No TensorFlow here: the readers of every task use it.
 """

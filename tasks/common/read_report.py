@@ -3,11 +3,15 @@
 Task readers never drop a record silently: a skipped record (training: it cannot be labelled) or
 a repaired one (prediction: it is used as far as possible) is counted under its reason, and the
 first MAX_MESSAGES messages are kept to show the user which file, record and field went wrong.
+
+A report also notes, by input file, the ids its reader's duplicate check took (a later record
+with one of them is a duplicate): a sharded conversion (tasks.common.conversion) compares them
+across its shards, whose readers never meet each other's records.
 """
 
 import collections
 import dataclasses
-from typing import Any, Callable, Iterable, Iterator, List, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Sequence, Tuple
 
 MAX_MESSAGES = 20
 
@@ -29,6 +33,7 @@ class ReadReport:
   skipped: collections.Counter = dataclasses.field(default_factory=collections.Counter)
   repaired: collections.Counter = dataclasses.field(default_factory=collections.Counter)
   messages: List[str] = dataclasses.field(default_factory=list)
+  ids: Dict[str, list] = dataclasses.field(default_factory=dict)   # {input file: [id, ...]}
 
   def _note(self, counter, reason, message):
     counter[reason] += 1
@@ -41,11 +46,16 @@ class ReadReport:
   def repair(self, reason: str, message: str) -> None:
     self._note(self.repaired, reason, message)
 
+  def note_id(self, example_id: Any, file: str = "") -> None:
+    """Notes an id the duplicate check took, under its input file (default: `path`)."""
+    self.ids.setdefault(file or self.path, []).append(example_id)
+
   def take_counts(self, other: "ReadReport") -> None:
-    """Copies another report's counts and messages into this one (same file, read elsewhere)."""
+    """Copies another report's counts, messages and ids into this one (same file, read
+    elsewhere)."""
     self.records, self.examples = other.records, other.examples
     self.skipped, self.repaired = other.skipped, other.repaired
-    self.messages = other.messages
+    self.messages, self.ids = other.messages, other.ids
 
   def summary(self) -> str:
     lines = [f"{self.path}: {self.records} record(s), {self.examples} example(s) kept, "
@@ -124,6 +134,7 @@ def iter_records(records: Iterable[Tuple[int, Any]], report: ReadReport,
       report.skip(f"duplicate {key}", f"{where}: field '{key}': seen before; {unit} skipped")
       continue
     seen.add(example_id(example))
+    report.note_id(example_id(example))
     for problem in repairs:
       report.repair(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
     report.examples += 1

@@ -335,6 +335,7 @@ def iter_examples(path: str, with_labels: bool, report: ReadReport,
         report.skip("duplicate example_id", f"{where}: field 'example_id': seen before")
         continue
       seen.add(example_id)
+      report.note_id(example_id, file)   # a copy in another shard is found when merging
       repairs: List[RecordProblem] = []
       try:
         example = parse_record(record, with_labels, repairs)

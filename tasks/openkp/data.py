@@ -158,6 +158,7 @@ def read_pages(path: str, with_labels: bool) -> Tuple[List[OpenKpPage], ReadRepo
       pages[position[page.url]] = page
     else:
       position[page.url] = len(pages)
+      report.note_id(page.url)
       pages.append(page)
   report.examples = len(pages)
   if not pages:
@@ -188,6 +189,7 @@ def iter_training_pages(path: str, report: ReadReport,
                     "this one")
       continue
     report.examples += 1
+    report.note_id(page.url)   # a copy in another shard is found when the shards are merged
     yield page
 
 
