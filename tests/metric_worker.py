@@ -1,6 +1,7 @@
 """What a run logs with 1, 2 mirrored or 2 Horovod replicas (run by tests/test_replica_metrics.py).
 
   python tests/metric_worker.py {single,mirrored} OUT_DIR
+  TF_CONFIG=... python tests/metric_worker.py multi_worker_mirrored OUT_DIR   # one per worker
   horovodrun -np 2 -H localhost:2 --gloo python tests/metric_worker.py horovod OUT_DIR
 
 Trains accumulation_fixtures.Regression (every example selected: a plain-mean loss) for 2 steps
@@ -41,7 +42,7 @@ def run(mode, out_dir):
     distribution = Distribution("mirrored",
                                 devices=[d.name for d in tf.config.list_logical_devices("CPU")])
   else:
-    distribution = Distribution("horovod" if mode == "horovod" else "none")
+    distribution = Distribution("none" if mode == "single" else mode)
   data = af.regression_data()
   data["selected"] = np.ones_like(data["selected"])
   logged = Logged()
@@ -50,7 +51,7 @@ def run(mode, out_dir):
   _, metrics = loop.run_training_loop(af.build(af.Regression), af.in_memory(data, 4), config,
                                       os.path.join(out_dir, f"run-{mode}"), distribution,
                                       verbose=0, extra_callbacks=[logged])
-  suffix = str(distribution.worker_index) if mode == "horovod" else ""
+  suffix = "" if mode in ("single", "mirrored") else str(distribution.worker_index)
   with open(os.path.join(out_dir, f"{mode}{suffix}.json"), "w") as f:
     json.dump({"steps": logged.steps, "metrics": metrics,
                "replicas": distribution.num_replicas}, f)
