@@ -2,8 +2,8 @@
 # Installs Horovod 0.28.1 into .venv, built from its source distribution against the installed
 # TensorFlow. 0.28.1 is the newest release and its XLA op file (xla_mpi_ops.cc) does not compile
 # against TensorFlow 2.21 (it needs XLA headers the TensorFlow wheel does not ship), so that one
-# file is dropped from the build; only Horovod's XLA custom-call ops are lost. See README
-# "Horovod".
+# file is dropped from the build; only Horovod's XLA custom-call ops are lost. See
+# docs/distributed_training.md, "Installing Horovod".
 #
 # The built wheel is kept in a cache folder (HOROVOD_WHEEL_CACHE, default
 # ~/.cache/etc-realformer/wheels) keyed by the TensorFlow version, so later set-ups install it in

@@ -26,7 +26,7 @@ CONFIG = os.path.join(ROOT, "configs", "hotpotqa", "tiny.yaml")
 def demo_run(tmp_path_factory):
   out = str(tmp_path_factory.mktemp("demo"))
   # 640 long tokens instead of the config's 1024 keep the suite short (about 3 minutes less);
-  # the demo's figures at 1024 are in the README.
+  # the demo's figures at 1024 are in docs/unseen_entities.md.
   summary = TASK.run_demo(CONFIG, out, num_train=3000, num_dev=300, seed=0, verbose=0,
                           overrides=["features.long_seq_len=640"])
   return out, summary

@@ -39,7 +39,7 @@ def test_demo_beats_the_baselines(demo_run):
 @pytest.mark.slow
 def test_demo_beats_the_baselines_on_unseen_entities(demo_run):
   # Pages about entities whose names never occur in training: the key phrases cannot be
-  # remembered, only read from the page (measured in the README's OpenKP table).
+  # remembered, only read from the page (measured in docs/unseen_entities.md).
   _, summary = demo_run
   for split in ("dev_unseen", "test_unseen"):
     scores = summary["splits"][split]
