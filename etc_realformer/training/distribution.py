@@ -45,7 +45,8 @@ class Distribution:
         import horovod.tensorflow.keras as hvd  # pylint: disable=g-import-not-at-top
       except ImportError as e:
         raise ImportError("distribution=horovod needs Horovod built against this TensorFlow; "
-                          "run `bash .ci/build_horovod.sh` (see docs/distributed_training.md, "Installing Horovod")") from e
+                          "run `bash .ci/build_horovod.sh` (see docs/distributed_training.md, "
+                          "'Installing Horovod')") from e
       hvd.init()
       self.hvd = hvd
       # Every rank seeds TensorFlow alike (same initial weights): the rank keeps their dropout

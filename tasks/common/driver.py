@@ -23,9 +23,11 @@ from absl import logging
 from etc_realformer.io_utils import atomic_write_json
 from etc_realformer.training import distribution as distribution_lib
 from etc_realformer.training import run_config as run_config_lib
+from tasks.common import finetuning
 
 COMMANDS = ("finetune", "predict", "evaluate", "convert", "demo")
-USER_ERRORS = (ValueError, FileNotFoundError, TypeError)
+# PreparationError: a fine-tuning worker's wait for the chief timed out, or the chief failed.
+USER_ERRORS = (ValueError, FileNotFoundError, TypeError, finetuning.PreparationError)
 FLAGS = flags.FLAGS
 
 

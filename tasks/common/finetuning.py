@@ -13,15 +13,31 @@ resumable model.fit; the `Task` scores dev and exports after it. With several tr
 `train.input_sharding` chooses whether each reads every record ("slice": N workers train exactly
 as one) or only its own shards ("shards").
 
+With several workers (Horovod ranks, multi-worker tf.distribute) sharing one output directory,
+only the chief (worker 0) prepares the vocabulary and converts the training file; it records
+what it prepared in <output_dir>/preparation.json (`PREPARATION_FILE`): the launch (a random
+token the chief hands to every worker at start-up), a fingerprint of the settings (training
+files with sizes and times, vocabulary source, tokenizer, feature config, number of shards) and
+"preparing", "done" or "failed" with the chief's error. The other workers first check whether
+everything is already there (a resumed run, or `python -m tasks.<task> convert` run before
+launch) and otherwise wait for the chief's "done" of this launch (`wait_for_chief`, logging
+every minute, up to `train.conversion_wait_seconds`), then take the chief's files without
+writing anything. A marker of an earlier launch (e.g. of a chief killed mid-conversion) is never
+trusted; the conversion itself resumes from its finished shards when the command runs again.
+
 `train.init_checkpoint` is read by `etc_realformer.training.initialization.make_initializer`:
 this package's encoder checkpoint or an official ETC `model.ckpt` prefix.
 """
 
 import dataclasses
+import filecmp
+import hashlib
+import json
 import os
-import shutil
+import socket
 import time
-from typing import Any, Callable, Dict, Iterable, List
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
+import uuid
 
 from absl import logging
 import tf_keras
@@ -32,7 +48,7 @@ from etc_realformer.data import vocab_learner
 from etc_realformer.data.span_tokenization import OffsetTokenizer
 from etc_realformer.data import tokenization
 from etc_realformer.dataclass_utils import check_known_keys
-from etc_realformer.io_utils import atomic_write_json
+from etc_realformer.io_utils import atomic_write_bytes, atomic_write_json
 from etc_realformer.training.distribution import Distribution
 from etc_realformer.data import pretraining_data
 from etc_realformer.training import initialization
@@ -40,12 +56,30 @@ from etc_realformer.training.initialization import make_initializer
 from etc_realformer.training.loop import LoopConfig, check_distribution, run_training_loop
 
 
+PREPARATION_FILE = "preparation.json"  # the chief's marker (see the module docstring)
+WAIT_POLL_SECONDS = 2.0                # how often a waiting worker reads the marker
+WAIT_LOG_SECONDS = 60.0                # how often it logs that it is still waiting
+
+
+class NotPrepared(Exception):
+  """A worker that only reuses the chief's files did not find them (yet)."""
+
+
+class PreparationError(RuntimeError):
+  """A worker cannot get the chief's vocabulary and records: the chief failed, or the wait
+  timed out, or the chief prepared other settings."""
+
+
 def prepare_vocab(vocab_file: str, learned_vocab_size: int, output_dir: str,
-                  texts: Callable[[], Iterable[str]], source: str = "") -> str:
+                  texts: Callable[[], Iterable[str]], source: str = "",
+                  reuse_only: bool = False) -> str:
   """Copies `vocab_file` (or learns one from `texts()`) to <output_dir>/vocab.txt; -> its path.
 
   A SentencePiece model (*.model) is copied to <output_dir>/vocab.model. A vocabulary already
-  learned into output_dir is reused (a resumed run keeps its ids).
+  learned into output_dir is reused (a resumed run keeps its ids), and a copy that is already
+  there with the same content is not written again. Writes are atomic (a worker reading the
+  file sees the old or the new one). `reuse_only` (the workers other than the chief): write
+  nothing; NotPrepared when the vocabulary is not there yet (or differs from `vocab_file`).
   """
   path = os.path.join(output_dir, "vocab.txt")
   if vocab_file:
@@ -53,15 +87,215 @@ def prepare_vocab(vocab_file: str, learned_vocab_size: int, output_dir: str,
       raise FileNotFoundError(f"vocab_file: {vocab_file} does not exist")
     if tokenization.is_sentencepiece_file(vocab_file):
       path = os.path.join(output_dir, "vocab.model")
-    if os.path.abspath(vocab_file) != os.path.abspath(path):
-      shutil.copyfile(vocab_file, path)
+    if os.path.abspath(vocab_file) == os.path.abspath(path):
+      return path
+    if os.path.exists(path) and filecmp.cmp(vocab_file, path, shallow=False):
+      return path
+    if reuse_only:
+      raise NotPrepared(f"{path}: not yet a copy of {vocab_file}")
+    with open(vocab_file, "rb") as f:
+      atomic_write_bytes(path, f.read())
     return path
   if os.path.exists(path):
     return path
+  if reuse_only:
+    raise NotPrepared(f"{path}: no vocabulary learned yet")
   logging.info("learning a %d-piece WordPiece vocab from %s", learned_vocab_size, source)
-  vocab_learner.write_vocab(vocab_learner.learn_wordpiece_vocab(
+  vocab_learner.write_vocab(vocab_learner.learn_wordpiece_vocab(  # atomic
       list(texts()), vocab_size=learned_vocab_size), path)
   return path
+
+
+def file_stamps(paths: Sequence[str]) -> List[Dict[str, Any]]:
+  """[{path (absolute), size, mtime}] of files (FileNotFoundError naming a missing one)."""
+  stamps = []
+  for path in paths:
+    if not os.path.exists(path):
+      raise FileNotFoundError(f"{path} does not exist")
+    info = os.stat(path)
+    stamps.append({"path": os.path.abspath(path), "size": info.st_size,
+                   "mtime": info.st_mtime})
+  return stamps
+
+
+def preparation_stamp(train_files: Sequence[str], vocab_source_file: str,
+                      learned_vocab_size: int, split_punctuation: bool, feature_config,
+                      num_shards: int) -> Dict[str, Any]:
+  """The fingerprint of what the chief prepares: the training files (path, size, time), the
+  vocabulary's source (a file, or the size of a vocabulary learned from the training files),
+  the tokenizer option, the feature config and the number of conversion shards."""
+  return {"train_files": file_stamps(train_files),
+          "vocab": (file_stamps([vocab_source_file])[0] if vocab_source_file
+                    else {"learned_vocab_size": learned_vocab_size}),
+          "split_punctuation": bool(split_punctuation),
+          "features": dataclasses.asdict(feature_config), "num_shards": num_shards}
+
+
+def stamp_digest(stamp: Dict[str, Any]) -> str:
+  return hashlib.sha256(json.dumps(stamp, sort_keys=True).encode("utf-8")).hexdigest()[:16]
+
+
+def read_marker(path: str) -> Optional[Dict[str, Any]]:
+  """The chief's marker, or None when it is missing or unreadable."""
+  try:
+    with open(path) as f:
+      marker = json.load(f)
+  except (OSError, ValueError):
+    return None
+  return marker if isinstance(marker, dict) else None
+
+
+def launch_token(distribution: Distribution) -> str:
+  """A random id of this launch, the same in every worker: the chief's, sent to the others
+  (Horovod: broadcast; multi-worker tf.distribute: an all-reduce where only the chief adds its
+  value). Markers of earlier launches of the same command carry other tokens."""
+  token = uuid.uuid4().hex[:15]
+  if distribution.num_workers <= 1:
+    return token
+  if distribution.hvd is not None:
+    import horovod.tensorflow as hvd_tf  # pylint: disable=g-import-not-at-top
+    return hvd_tf.broadcast_object(token, root_rank=0, name="launch_token")
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  strategy = distribution.strategy
+  mine = int(token, 16) if distribution.is_chief else 0  # 60 bits: fits an int64
+
+  def value(context):
+    return tf.constant(mine if context.replica_id_in_sync_group == 0 else 0, tf.int64)
+  total = strategy.reduce(tf.distribute.ReduceOp.SUM,
+                          strategy.experimental_distribute_values_from_function(value), axis=None)
+  return format(int(total.numpy()), "015x")
+
+
+def chief_stopped(marker: Dict[str, Any]) -> bool:
+  """True when the marker's chief ran on this host and its process is gone (killed while
+  preparing: it could not write "failed"). Unknown (another host) counts as running."""
+  if marker.get("host") != socket.gethostname() or not isinstance(marker.get("pid"), int):
+    return False
+  try:
+    os.kill(marker["pid"], 0)
+  except ProcessLookupError:
+    return True
+  except OSError:   # e.g. a process of another user
+    return False
+  return False
+
+
+def _describe_marker(marker: Optional[Dict[str, Any]], token: str) -> str:
+  if marker is None:
+    return "does not exist"
+  if marker.get("token") != token:
+    return (f"is from another launch (status {marker.get('status')!r}, written "
+            f"{marker.get('time', '?')}): not trusted")
+  return f"says the chief is {marker.get('status')!r} since {marker.get('started', '?')}"
+
+
+def wait_for_chief(marker_path: str, token: str, digest: str, worker_index: int,
+                   timeout_seconds: float, task_name: str = "<task>",
+                   poll_seconds: float = WAIT_POLL_SECONDS,
+                   log_seconds: float = WAIT_LOG_SECONDS,
+                   clock: Callable[[], float] = time.monotonic,
+                   sleep: Callable[[float], None] = time.sleep) -> Dict[str, Any]:
+  """Waits until the chief's marker of this launch (`token`) says "done"; returns it.
+
+  Only a marker with this launch's token is taken: one left by an earlier launch (a chief that
+  was killed, failed or prepared other settings) is ignored. Raises PreparationError at once
+  when the chief's marker says "failed" (with the chief's error) or that it prepared settings
+  of another digest, when the chief ran on this host and its process is gone, and when
+  `timeout_seconds` pass (naming the marker, this worker and the fixes). Logs every
+  `log_seconds` while waiting.
+  """
+  start = clock()
+  next_log = start + log_seconds
+  logging.info("worker %d: waiting for the chief (worker 0) to prepare the vocabulary and the "
+               "training records (%s, up to %.0f s: train.conversion_wait_seconds)",
+               worker_index, marker_path, timeout_seconds)
+  while True:
+    marker = read_marker(marker_path)
+    if marker is not None and marker.get("token") == token:
+      if marker.get("status") == "failed":
+        raise PreparationError(
+            f"worker {worker_index}: the chief (worker 0) failed to prepare the vocabulary and "
+            f"training records ({marker_path}): {marker.get('error', 'no message')}")
+      if marker.get("status") == "done":
+        if marker.get("digest") != digest:
+          raise PreparationError(
+              f"worker {worker_index}: the chief (worker 0) prepared other settings than this "
+              f"worker's ({marker_path}: digest {marker.get('digest')}, here {digest}); give "
+              "every worker the same config, --set overrides and files")
+        logging.info("worker %d: the chief prepared the vocabulary and training records after "
+                     "%.0f s of waiting", worker_index, clock() - start)
+        return marker
+      if chief_stopped(marker):
+        raise PreparationError(
+            f"worker {worker_index}: the chief (worker 0, process {marker.get('pid')} on this "
+            f"host) stopped while preparing the vocabulary and training records "
+            f"({marker_path} still says {marker.get('status')!r}); run the command again: the "
+            "conversion keeps the shards already done")
+    now = clock()
+    if now - start >= timeout_seconds:
+      raise PreparationError(
+          f"worker {worker_index}: timed out after {timeout_seconds:.0f} s "
+          f"(train.conversion_wait_seconds) waiting for the chief (worker 0) to prepare the "
+          f"vocabulary and convert the training file: {marker_path} "
+          f"{_describe_marker(marker, token)}. If the chief is still converting, raise the "
+          "limit (--set train.conversion_wait_seconds=<seconds>), or convert before launch "
+          f"with `python -m tasks.{task_name} convert` (docs/gpu_training.md) so that every "
+          "worker finds the records ready. With several hosts the output directory must be on "
+          "a file system they share (or converted on each host before launch).")
+    if now >= next_log:
+      next_log = now + log_seconds
+      logging.info("worker %d: still waiting for the chief (worker 0): %.0f of %.0f s "
+                   "(train.conversion_wait_seconds); %s %s", worker_index, now - start,
+                   timeout_seconds, marker_path, _describe_marker(marker, token))
+    sleep(poll_seconds)
+
+
+def prepare_as_chief(marker_path: str, token: str, stamp: Callable[[], Dict[str, Any]],
+                     prepare: Callable[[], Any]) -> Any:
+  """Runs `prepare()` (vocabulary and conversion) under the marker: "preparing" before, then
+  "done" with the stamp's digest, or "failed" with the error (re-raised) for the workers."""
+  started = time.strftime("%Y-%m-%d %H:%M:%S")
+  base = {"token": token, "worker": 0, "host": socket.gethostname(), "pid": os.getpid(),
+          "started": started}
+  atomic_write_json(marker_path, dict(base, status="preparing", time=started))
+  try:
+    fingerprint = stamp()
+    result = prepare()
+  except BaseException as e:
+    try:
+      atomic_write_json(marker_path, dict(base, status="failed", time=time.strftime(
+          "%Y-%m-%d %H:%M:%S"), error=f"{type(e).__name__}: {e}"))
+    except OSError as write_error:  # keep the original error
+      logging.error("could not write %s: %s", marker_path, write_error)
+    raise
+  atomic_write_json(marker_path, dict(base, status="done", time=time.strftime(
+      "%Y-%m-%d %H:%M:%S"), fingerprint=fingerprint, digest=stamp_digest(fingerprint)))
+  return result
+
+
+def prepare_as_worker(marker_path: str, token: str, stamp: Callable[[], Dict[str, Any]],
+                      reuse: Callable[[], Any], worker_index: int, timeout_seconds: float,
+                      task_name: str = "<task>", **wait_options) -> Any:
+  """A worker other than the chief: `reuse()` (NotPrepared when something is missing) at once
+  when everything is already prepared, else after the chief's "done" (`wait_for_chief`)."""
+  try:
+    result = reuse()
+  except NotPrepared as e:
+    logging.info("worker %d: not prepared yet (%s)", worker_index, e)
+  else:
+    logging.info("worker %d: the vocabulary and training records are already prepared; "
+                 "reusing them", worker_index)
+    return result
+  wait_for_chief(marker_path, token, stamp_digest(stamp()), worker_index, timeout_seconds,
+                 task_name, **wait_options)
+  try:
+    return reuse()
+  except NotPrepared as e:
+    raise PreparationError(
+        f"worker {worker_index}: the chief (worker 0) reports the vocabulary and training "
+        f"records done ({marker_path}) but this worker does not find them: {e}. With several "
+        "hosts the output directory must be on a file system they share (or converted on "
+        "each host before launch)") from None
 
 
 @dataclasses.dataclass
@@ -84,6 +318,8 @@ class TaskTrainConfig(LoopConfig):
                                    # every record and keeps its slice of each global batch: N
                                    # workers train as 1) or "shards" (each reads only its own
                                    # files; needs num_conversion_shards >= workers)
+  conversion_wait_seconds: float = 6 * 3600.0  # several workers: how long the others wait for
+                                   # the chief to prepare the vocabulary and convert
 
   def validate(self, source="train config"):
     super().validate(source)
@@ -91,6 +327,10 @@ class TaskTrainConfig(LoopConfig):
       value = getattr(self, name)
       if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{source}: {name} must be a positive integer, got {value!r}")
+    wait = self.conversion_wait_seconds
+    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not wait > 0:
+      raise ValueError(f"{source}: conversion_wait_seconds must be a positive number of "
+                       f"seconds, got {wait!r}")
     if self.input_sharding not in tfrecords.SHARDING_MODES:
       raise ValueError(f"{source}: input_sharding must be one of "
                        f"{', '.join(tfrecords.SHARDING_MODES)}, got {self.input_sharding!r}")
@@ -113,12 +353,19 @@ def parse_task_sections(run_config: Dict[str, Any], feature_cls, train_cls,
 
 @dataclasses.dataclass
 class TaskData:
-  """How a task turns its training file into TFRecords (the task-specific part of training)."""
-  prepare_vocab: Callable[[], str]                         # -> vocab file in the output dir
-  convert: Callable[[Any, str, str], dict]                 # (tokenizer, vocab_file, directory)
-  record_files: Callable[[str], List[str]]                 # directory -> TFRecord files
-  parse_fn: Callable                                       # for tfrecords.make_dataset
+  """How a task turns its training file into TFRecords (the task-specific part of training).
+
+  `prepare_vocab` and `convert` take `reuse_only`: True in the workers other than the chief,
+  which must write nothing and raise NotPrepared when the chief's files are not (yet) there.
+  """
+  prepare_vocab: Callable[..., str]            # (reuse_only=False) -> vocab file in output dir
+  convert: Callable[..., dict]                 # (tokenizer, vocab_file, directory,
+                                               #  reuse_only=False) -> the conversion manifest
+  record_files: Callable[[str], List[str]]     # directory -> TFRecord files
+  parse_fn: Callable                           # for tfrecords.make_dataset
   long_seq_len: int
+  stamp: Callable[[], Dict[str, Any]] = dict   # the marker's fingerprint (preparation_stamp)
+  name: str = "<task>"                         # the task's name, for messages
 
 
 def vocab_source(train) -> str:
@@ -165,27 +412,48 @@ def train_task_model(model_config: EtcConfig, feature_config, train: LoopConfig,
                      verbose: int = 1, extra_callbacks=()) -> Trained:
   """Vocab, conversion, run_config.json and the resumable model.fit of a fine-tuning run.
 
-  `train` is the task's LoopConfig subclass (with train_file, init_checkpoint).
+  `train` is the task's LoopConfig subclass (with train_file, init_checkpoint). With several
+  workers only the chief prepares the vocabulary and the records (`prepare_as_chief`); the
+  others take them when it is done (`prepare_as_worker`, see the module docstring).
   """
   check_distribution(train, distribution)
   if not train.train_file:
     raise ValueError("train_file: no training file given")
   timings = {}
   os.makedirs(output_dir, exist_ok=True)
-  t0 = time.perf_counter()
-  vocab_file = task.prepare_vocab()
-  tokenizer = OffsetTokenizer(tokenization.tokenizer_for_vocab(
-      vocab_file, split_punctuation=getattr(train, "split_punctuation", False)))
-  atomic_write_json(os.path.join(output_dir, "tokenizer.json"),  # exported with the vocabulary
-                    {"split_punctuation": bool(getattr(train, "split_punctuation", False))})
-  if tokenizer.tokenizer.vocab_size > model_config.vocab_size:
-    raise ValueError(f"{vocab_file}: {tokenizer.tokenizer.vocab_size} pieces but the model's "
-                     f"vocab_size is {model_config.vocab_size}")
-  timings["vocab_seconds"] = time.perf_counter() - t0
-  t0 = time.perf_counter()
   record_dir = os.path.join(output_dir, "train_records")
-  conversion = task.convert(tokenizer, vocab_file, record_dir)
-  timings["convert_seconds"] = time.perf_counter() - t0
+  split_punctuation = bool(getattr(train, "split_punctuation", False))
+
+  def prepare(reuse_only: bool):
+    """Vocabulary, tokenizer and conversion; only reading what is there when reuse_only."""
+    t0 = time.perf_counter()
+    vocab_file = task.prepare_vocab(reuse_only=reuse_only)
+    tokenizer = OffsetTokenizer(tokenization.tokenizer_for_vocab(
+        vocab_file, split_punctuation=split_punctuation))
+    if not reuse_only:
+      atomic_write_json(os.path.join(output_dir, "tokenizer.json"),  # exported with the vocab
+                        {"split_punctuation": split_punctuation})
+    if tokenizer.tokenizer.vocab_size > model_config.vocab_size:
+      raise ValueError(f"{vocab_file}: {tokenizer.tokenizer.vocab_size} pieces but the model's "
+                       f"vocab_size is {model_config.vocab_size}")
+    timings["vocab_seconds"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    info = task.convert(tokenizer, vocab_file, record_dir, reuse_only=reuse_only)
+    timings["convert_seconds"] = time.perf_counter() - t0
+    return vocab_file, tokenizer, info
+
+  t0 = time.perf_counter()
+  token = launch_token(distribution)
+  marker = os.path.join(output_dir, PREPARATION_FILE)
+  if distribution.is_chief:
+    vocab_file, tokenizer, conversion = prepare_as_chief(
+        marker, token, task.stamp, lambda: prepare(reuse_only=False))
+  else:
+    vocab_file, tokenizer, conversion = prepare_as_worker(
+        marker, token, task.stamp, lambda: prepare(reuse_only=True),
+        distribution.worker_index, getattr(train, "conversion_wait_seconds", 6 * 3600.0),
+        task.name)
+  timings["prepare_seconds"] = time.perf_counter() - t0
   files = task.record_files(record_dir)
   global_batch = train.global_batch_size(distribution)
   if distribution.is_chief:

@@ -12,7 +12,7 @@ training features, scoring, and the demo data. Everything else is shared and liv
   run_demo         synthetic data -> fine-tune -> predict through the export -> score
 
 `tasks.common.driver` turns these into one command line per task:
-`python -m tasks.<task> {finetune,predict,evaluate,convert,demo}`. README "Adding a task" walks
+`python -m tasks.<task> {finetune,predict,evaluate,convert,demo}`. docs/adding_a_task.md walks
 through a new one.
 """
 
@@ -20,12 +20,14 @@ import abc
 import collections
 import dataclasses
 import importlib
+import json
 import os
 import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from absl import logging
 import tensorflow as tf
+import tf_keras
 
 from etc_realformer.config import EtcConfig
 from etc_realformer.data import tfrecords
@@ -308,24 +310,38 @@ class Task(abc.ABC):
 
   def convert_file(self, input_path: str, directory: str, tokenizer: OffsetTokenizer,
                    vocab_file: str, feature_config, num_shards: int = 1,
-                   log: Log = logging.info, num_workers: int = 1) -> dict:
+                   log: Log = logging.info, num_workers: int = 1,
+                   reuse_only: bool = False) -> dict:
     """Converts a labelled file to `<directory>/<name>-*.tfrecord` + features.json, or reuses
     an identical conversion (same input files, vocabulary, tokenizer, feature config and
-    number of shards); `num_workers` processes convert the shards (tasks.common.conversion)."""
+    number of shards); `num_workers` processes convert the shards (tasks.common.conversion).
+
+    `reuse_only` (a training worker other than the chief): never write; the manifest of an
+    identical conversion, else finetuning.NotPrepared.
+    """
     stamp = dict(conversion.fingerprint(self.input_files(input_path), vocab_file,
                                         feature_config),
                  tokenizer=tokenizer.tokenizer.signature)
+    if reuse_only:
+      return reusable_conversion(directory, self.name, stamp, num_shards)
     produce = PartFeatures(self, input_path, vocab_file, feature_config, tokenizer)
     return conversion.convert_once(directory, self.name, stamp, produce, input_path, log,
                                    num_shards, num_workers)
 
   def export_model(self, model, feature_config, vocab_file: str, directory: str,
                    settings: Optional[Dict[str, Any]] = None) -> str:
-    """Writes the export directory (tasks.common.serving); replaces an older export."""
+    """Writes the export directory (tasks.common.serving); replaces an older export.
+
+    The SavedModel holds the model's variables and the serving function only (`ServingModel`),
+    not the Keras objects, whose layer call functions tf.saved_model.save would trace one by
+    one: on the tiny WikiHop model that halves the export time (18.7 s -> 9.3 s) and makes
+    loading it 4x quicker.
+    """
     return serving.export_task_model(
-        model, self.export_inputs(feature_config), self.predictor_class.output_names,
-        vocab_file, directory, {"feature_config": dataclasses.asdict(feature_config),
-                                "etc_config": model.etc_config.to_dict(), **(settings or {})})
+        ServingModel(model), self.export_inputs(feature_config),
+        self.predictor_class.output_names, vocab_file, directory,
+        {"feature_config": dataclasses.asdict(feature_config),
+         "etc_config": model.etc_config.to_dict(), **(settings or {})})
 
   def run_finetuning(self, run_config: Dict[str, Any], output_dir: str,
                      distribution: Optional[Distribution] = None, verbose: int = 1,
@@ -333,8 +349,10 @@ class Task(abc.ABC):
     """Fine-tunes (or resumes), scores dev when given, exports. Returns the run's figures.
 
     Output directory: run_config.json, vocab.txt (or vocab.model), train_records/,
+    preparation.json (the chief's marker for the other workers, see tasks.common.finetuning),
     checkpoints/ and logs/ (a re-run resumes), export/, and with a dev file
-    <prediction_file_name> and dev_metrics.json.
+    <prediction_file_name> and dev_metrics.json. With several workers only the chief (worker
+    0) prepares the vocabulary and records and writes files; the others wait for it.
     """
     return finetuning.keep_precision_policy(lambda: self._finetune(
         run_config, output_dir, distribution or Distribution("none"), verbose,
@@ -342,15 +360,22 @@ class Task(abc.ABC):
 
   def _finetune(self, run_config, output_dir, distribution, verbose, extra_callbacks):
     model_config, feature_config, train = self.parse_sections(run_config)
+    vocab_source = finetuning.vocab_source(train)
     data = finetuning.TaskData(
-        prepare_vocab=lambda: finetuning.prepare_vocab(
-            finetuning.vocab_source(train), train.learned_vocab_size, output_dir,
-            lambda: self.training_texts(train.train_file), train.train_file),
-        convert=lambda tokenizer, vocab_file, directory: self.convert_file(
+        prepare_vocab=lambda reuse_only=False: finetuning.prepare_vocab(
+            vocab_source, train.learned_vocab_size, output_dir,
+            lambda: self.training_texts(train.train_file), train.train_file,
+            reuse_only=reuse_only),
+        convert=lambda tokenizer, vocab_file, directory, reuse_only=False: self.convert_file(
             train.train_file, directory, tokenizer, vocab_file, feature_config,
-            train.num_conversion_shards, num_workers=train.num_conversion_workers),
+            train.num_conversion_shards, num_workers=train.num_conversion_workers,
+            reuse_only=reuse_only),
         record_files=self.record_files, parse_fn=self.parse_fn(feature_config),
-        long_seq_len=feature_config.long_seq_len)
+        long_seq_len=feature_config.long_seq_len,
+        stamp=lambda: finetuning.preparation_stamp(
+            self.input_files(train.train_file), vocab_source, train.learned_vocab_size,
+            train.split_punctuation, feature_config, train.num_conversion_shards),
+        name=self.name)
 
     def build():
       model = self.build_model(model_config, feature_config)
@@ -365,6 +390,8 @@ class Task(abc.ABC):
                    train_conversion=info.get("counts", {}))
     if not distribution.is_chief:
       return metrics
+    if distribution.kind != "none":
+      trained.model = self.inference_copy(trained.model, build)
     settings = {}
     if train.dev_file:
       t0 = time.perf_counter()
@@ -379,6 +406,30 @@ class Task(abc.ABC):
     metrics["timings"] = timings
     atomic_write_json(os.path.join(output_dir, "metrics.json"), metrics)
     return metrics
+
+  @staticmethod
+  def inference_copy(model, build: Callable[[], Any]):
+    """A fresh model from `build()` (outside any distribution scope, never compiled) holding
+    the weights of a model trained under a distribution, for dev scoring and the export.
+
+    The trained model carries its optimizer (under Horovod a DistributedOptimizer, whose
+    HorovodAllreduce ops would go into the SavedModel: a plain process cannot load it) and,
+    under tf.distribute, distributed variables (saving multi-worker metric variables needs a
+    collective with workers that have already stopped). The Keras metric totals are not
+    copied.
+    """
+    def weights(m):
+      metric_variables = {id(v) for module in m.submodules
+                          if isinstance(module, tf_keras.metrics.Metric) for v in module.variables}
+      return [w for w in m.weights if id(w) not in metric_variables]
+    copy = build()
+    source, target = weights(model), weights(copy)
+    if [w.shape for w in source] != [w.shape for w in target]:
+      raise ValueError("inference_copy: the rebuilt model's weights differ from the trained "
+                       "model's")
+    for new, old in zip(target, source):
+      new.assign(old.numpy())   # a distributed variable: this worker's copy, no collective
+    return copy
 
   def _score_dev_file(self, trained, feature_config, train, output_dir):
     examples = self.read(train.dev_file, with_labels=False)
@@ -416,6 +467,40 @@ class Task(abc.ABC):
     return demo.run_task_demo(
         self, lambda directory: self.make_demo_data(directory, num_train, num_dev, seed),
         config_path or self.default_config(), output_dir, overrides, verbose)
+
+
+class ServingModel(tf.Module):
+  """What an export saves of a task model: its variables, and a call that runs the model.
+
+  The Keras model itself stays out of the object graph (it is reached through a function, which
+  tf.Module does not track), so saving traces only the serving function.
+  """
+
+  def __init__(self, model):
+    super().__init__(name=f"{model.name}_serving")
+    self.model_variables = list(model.variables)   # what the serving function reads
+    self._call = lambda inputs, training=False: model(inputs, training=training)
+
+  def __call__(self, inputs, training=False):
+    return self._call(inputs, training=training)
+
+
+def reusable_conversion(directory: str, prefix: str, stamp: Dict[str, Any],
+                        num_shards: int) -> dict:
+  """The manifest of a finished conversion with this fingerprint, without writing anything;
+  finetuning.NotPrepared otherwise.
+
+  It asks the same question as `conversion.convert_once` before it converts (its
+  `_reusable`), on the stamp as convert_once completes it, so a worker reuses exactly what
+  the chief would reuse.
+  """
+  stamp = json.loads(json.dumps(dict(stamp, num_shards=num_shards)))
+  paths = tfrecords.shard_paths(os.path.join(directory, prefix), num_shards)
+  info = conversion._reusable(  # pylint: disable=protected-access
+      os.path.join(directory, conversion.FEATURES_FILE), stamp, paths)
+  if info is None:
+    raise finetuning.NotPrepared(f"{directory}: no finished conversion of these settings")
+  return info
 
 
 class PartFeatures:
