@@ -12,6 +12,8 @@ import json
 import os
 from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
+from etc_realformer import io_utils
+
 RESIDUAL_MODES = ("none", "sum", "mean")
 RESIDUAL_PATHS = ("global", "local")
 # "gelu" is the tanh approximation, as in BERT and official ETC; "gelu_exact" is the erf form.
@@ -191,7 +193,7 @@ class EtcConfig:
     import yaml  # pylint: disable=g-import-not-at-top
     with open(path, encoding="utf-8") as f:
       try:
-        values = yaml.safe_load(f)
+        values = io_utils.yaml_load(f)
       except yaml.YAMLError as e:
         raise ValueError(f"{path}: not valid YAML ({e}).") from None
     return cls.from_dict(values or {}, source=path)

@@ -38,3 +38,28 @@ def atomic_write_json(path: str, payload, **dump_args) -> str:
   dump_args.setdefault("indent", 2)
   dump_args.setdefault("sort_keys", True)
   return atomic_write_text(path, json.dumps(payload, **dump_args))
+
+
+# YAML 1.1 (PyYAML's) reads `5e-5` as a string: its floats need a dot. YAML 1.2 and JSON read it
+# as a number, and so does every config and `--set` here.
+_FLOAT = r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+|[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+|\.[0-9_]+(?:[eE][-+][0-9]+)?
+|[-+]?\.(?:inf|Inf|INF)
+|\.(?:nan|NaN|NAN))$"""
+
+
+def yaml_load(stream):
+  """yaml.safe_load that also reads exponent floats without a dot (`5e-5`, `1E3`) as floats."""
+  import re  # pylint: disable=g-import-not-at-top
+  import yaml  # pylint: disable=g-import-not-at-top
+
+  class Loader(yaml.SafeLoader):  # pylint: disable=too-many-ancestors
+    pass
+
+  Loader.yaml_implicit_resolvers = {
+      key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:float"]
+      for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+  Loader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(_FLOAT, re.X),
+                               list("-+0123456789."))
+  return yaml.load(stream, Loader=Loader)  # nosec: a SafeLoader

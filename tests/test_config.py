@@ -80,3 +80,22 @@ def test_not_json_is_a_clear_error(tmp_path):
 def test_att_size_per_head_allows_indivisible_hidden():
   config = EtcConfig(hidden_size=100, num_attention_heads=3, att_size_per_head=16)
   assert config.head_size == 16
+
+
+def test_exponent_floats_read_as_numbers_in_configs_and_overrides(tmp_path):
+  # YAML 1.1 reads 4e-5 as a string; configs and --set read it as the number a user means.
+  from etc_realformer import io_utils  # pylint: disable=g-import-not-at-top
+  from etc_realformer.training import run_config as run_config_lib  # pylint: disable=g-import-not-at-top
+  text = "a: 4e-5\nb: 1E3\nc: 0.5\nd: 12\ne: 1_000\nf: .inf\ng: abc\nh: 1e\n"
+  assert io_utils.yaml_load(text) == {
+      "a": 4e-5, "b": 1000.0, "c": 0.5, "d": 12, "e": 1000, "f": float("inf"), "g": "abc",
+      "h": "1e"}
+  loaded = {"model": {}, "train": {}}
+  run_config_lib.apply_overrides(loaded, ["train.learning_rate=4e-5",
+                                          "model.hidden_dropout_prob=1e-1"])
+  assert loaded["train"]["learning_rate"] == 4e-5
+  assert loaded["model"]["hidden_dropout_prob"] == 0.1
+  path = tmp_path / "model.yaml"
+  path.write_text("vocab_size: 100\nhidden_size: 8\nnum_attention_heads: 2\n"
+                  "attention_probs_dropout_prob: 5e-2\n")
+  assert EtcConfig.from_file(str(path)).attention_probs_dropout_prob == 0.05

@@ -16,14 +16,14 @@ import json
 import os
 from typing import Any, Dict, Sequence
 
+from etc_realformer import io_utils
 from etc_realformer.config import EtcConfig
 
 
 def load_run_config(path: str, sections: Sequence[str]) -> Dict[str, Any]:
   """-> {"model": resolved EtcConfig dict, section: dict for each of `sections`}."""
-  import yaml  # pylint: disable=g-import-not-at-top
   with open(path) as f:
-    raw = yaml.safe_load(f) if path.endswith((".yaml", ".yml")) else json.load(f)
+    raw = io_utils.yaml_load(f) if path.endswith((".yaml", ".yml")) else json.load(f)
   if not isinstance(raw, dict) or "model" not in raw:
     raise ValueError(f"{path}: expected a mapping with a 'model' entry")
   allowed = ("model", "model_overrides") + tuple(sections)
@@ -56,8 +56,8 @@ def relative_to(config_path: str, value: Any) -> Any:
 
 
 def apply_overrides(run_config: Dict[str, Any], overrides: Sequence[str]) -> Dict[str, Any]:
-  """`section.key=value` strings (value parsed as YAML) applied to a loaded run config."""
-  import yaml  # pylint: disable=g-import-not-at-top
+  """`section.key=value` strings (value parsed as YAML; `4e-5` is a float) applied to a loaded
+  run config."""
   sections = sorted(run_config)
   for item in overrides:
     key, sep, value = item.partition("=")
@@ -66,5 +66,5 @@ def apply_overrides(run_config: Dict[str, Any], overrides: Sequence[str]) -> Dic
       raise ValueError(f"--set {item!r}: expected <section>.<key>=<value> with a section in "
                        f"{sections}")
     # An empty value is the empty string (`--set train.init_checkpoint=`), not YAML's null.
-    run_config[section][name] = yaml.safe_load(value) if value.strip() else ""
+    run_config[section][name] = io_utils.yaml_load(value) if value.strip() else ""
   return run_config
