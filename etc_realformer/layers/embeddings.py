@@ -17,7 +17,6 @@ import tensorflow as tf
 import tf_keras
 
 from etc_realformer.layers.dropout import SeededDropout
-from etc_realformer.ops import dropout as dropout_ops
 from etc_realformer.layers.scopes import build_in_scope
 
 _STREAMS = ("long", "global")
@@ -106,8 +105,6 @@ class EtcEmbeddings(tf_keras.layers.Layer):
   def call(self, token_ids, segment_ids, global_token_ids, global_segment_ids, training=None,
            long_extra=None, global_extra=None, position_ids=None, global_position_ids=None,
            dropout_seed=None):
-    if dropout_seed is None and training:
-      dropout_seed = dropout_ops.new_seed()  # one per call; the streams fold in their index
     return (self.embed(token_ids, segment_ids, "long", training, long_extra, position_ids,
                        dropout_seed),
             self.embed(global_token_ids, global_segment_ids, "global", training, global_extra,

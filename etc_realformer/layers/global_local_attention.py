@@ -29,7 +29,6 @@ import tf_keras
 from etc_realformer.config import RESIDUAL_MODES, EtcConfig, layer_options, options_config
 from etc_realformer.layers.dropout import SeededDropout
 from etc_realformer.ops import blocking
-from etc_realformer.ops import dropout as dropout_ops
 from etc_realformer.ops import lookup
 
 _COMPONENTS = ("l2l", "l2g", "g2g", "g2l")
@@ -291,9 +290,7 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
            training=None, return_attention_probs=False, dropout_seed=None):
     # Keras autocasts only the first input under mixed precision.
     global_input = tf.cast(global_input, self.compute_dtype)
-    if dropout_seed is None and training and self.attention_probs_dropout_prob:
-      dropout_seed = dropout_ops.new_seed()  # [2] int32, shared by both paths (other salts)
-    seed = dropout_seed
+    seed = dropout_seed  # None: SeededDropout draws a fresh one per call
     side_inputs = {k: tf.cast(v, tf.int32) for k, v in side_inputs.items() if v is not None}
     p = self._project(long_input, global_input)  # scaled queries
     use_rel = bool(self.relative_vocab_size)

@@ -18,7 +18,6 @@ from etc_realformer.config import EtcConfig, layer_options, options_config
 from etc_realformer.layers.dropout import SeededDropout
 from etc_realformer.layers.global_local_attention import GlobalLocalAttention
 from etc_realformer.layers.scopes import build_in_scope
-from etc_realformer.ops import dropout as dropout_ops
 from etc_realformer.ops.activations import activation
 
 _STREAMS = ("long", "global")
@@ -142,9 +141,6 @@ class TransformerBlock(tf_keras.layers.Layer):
            training=None, return_attention_probs=False, dropout_seed=None):
     # Keras autocasts only the first input under mixed precision.
     x = {"long": long_input, "global": tf.cast(global_input, self.compute_dtype)}
-    if dropout_seed is None and training and (
-        self.dropout.rate or self.attention.attention_probs_dropout_prob):
-      dropout_seed = dropout_ops.new_seed()  # [2] int32; every site folds in its own salt
     if self.use_pre_activation_order:
       att_in = {s: self.attention_norms[s](x[s]) for s in _STREAMS}
     else:
