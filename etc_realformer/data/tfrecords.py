@@ -36,9 +36,16 @@ def shard_paths(prefix: str, num_shards: int) -> List[str]:
 
 
 def to_tf_example(example: Dict[str, np.ndarray]) -> tf.train.Example:
+  """A feature dict -> tf.train.Example: float arrays as float_list, bytes or str values (a
+  string or a list of them) as bytes_list (str encoded UTF-8), everything else as int64_list."""
   feature = {}
   for name, value in example.items():
-    if name in pe.FLOAT_FEATURES or np.asarray(value).dtype.kind == "f":
+    kind = np.asarray(value).dtype.kind
+    if kind in "SUO":
+      items = [value] if isinstance(value, (str, bytes)) else list(np.ravel(value))
+      feature[name] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[
+          item.encode("utf-8") if isinstance(item, str) else bytes(item) for item in items]))
+    elif name in pe.FLOAT_FEATURES or kind == "f":
       feature[name] = tf.train.Feature(float_list=tf.train.FloatList(value=np.ravel(value).tolist()))
     else:
       feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=np.ravel(value).tolist()))

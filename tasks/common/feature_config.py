@@ -38,15 +38,30 @@ def feature_lengths(config, names: Iterable[str], global_names: Iterable[str] = 
   return lengths
 
 
+PACKAGE_LAYOUT, OFFICIAL_LAYOUT = "package", "official"
+
+
 @dataclasses.dataclass
 class FeatureConfig:
   """The input lengths every task has; a task's config subclasses it, adds its own fields and
-  checks them in `check` (int fields must be positive, bool fields true or false)."""
+  checks them in `check` (int fields must be positive, bool fields true or false).
+
+  `layout` chooses what the converter writes and the model reads: "package" (this package's
+  own layout, used by the demos) or "official" (every feature Google's ETC converter writes,
+  under its name and with its values; the etc_base / etc_large configs). A task lists the
+  layouts it supports in `layouts`.
+  """
   long_seq_len: int = 4096
   global_seq_len: int = 256
+  layout: str = PACKAGE_LAYOUT
+
+  layouts = (PACKAGE_LAYOUT,)
 
   def __post_init__(self):
     check_int_fields(self)
+    if self.layout not in self.layouts:
+      raise ValueError(f"layout: {self.layout!r} is not one of {', '.join(self.layouts)} "
+                       f"for {type(self).__name__}")
     for field in dataclasses.fields(self):
       value = getattr(self, field.name)
       if field.type in (bool, "bool") and not isinstance(value, bool):
