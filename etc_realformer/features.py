@@ -61,7 +61,7 @@ def _value_ranges(config: EtcConfig, global_len):
       ranges[name] = (0, config.max_absolute_position_embeddings,
                       "max_absolute_position_embeddings")
   if global_len is not None:
-    ranges["sentence_ids"] = (0, global_len, "the number of global tokens")
+    ranges["sentence_ids"] = (-1, global_len, "-1 (no owner) or a global token index")
     ranges["l2g_linked_ids"] = (-1, global_len, "-1 or a global token index")
   if config.relative_vocab_size:
     for name in SIDE_INPUT_NAMES:
