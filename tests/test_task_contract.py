@@ -18,11 +18,16 @@ TASKS = ("hotpotqa", "nq", "openkp", "wikihop")
 
 
 def test_every_task_folder_has_the_same_modules():
+  # The same modules for the package layout; the official layout's modules are named
+  # official*.py and each task has at least its converter and its decoder.
   listings = {name: sorted(f for f in os.listdir(os.path.join(ROOT, "tasks", name))
-                           if f.endswith(".py"))
+                           if f.endswith(".py") and not f.startswith("official"))
               for name in TASKS}
   assert all(files == listings["wikihop"] for files in listings.values()), listings
   assert "task.py" in listings["wikihop"] and "__main__.py" in listings["wikihop"]
+  for name in TASKS:
+    folder = os.listdir(os.path.join(ROOT, "tasks", name))
+    assert {"official.py", "official_decode.py"} <= set(folder), name
 
 
 @pytest.mark.parametrize("name", TASKS)

@@ -185,7 +185,7 @@ def make_dataset(files: List[str], config: Optional[pe.PretrainingDataConfig],
     if skip_batches:
       ds = ds.skip(skip_batches)
   else:
-    ds = tf.data.TFRecordDataset(files)
+    ds = record_dataset(files)
     if shuffle_buffer:
       ds = ds.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
     if repeat:
@@ -216,14 +216,33 @@ def worker_files(files: List[str], num_workers: int, worker_index: int) -> List[
 
 def _own_shards(files, num_workers, worker_index, shuffle_buffer, seed, repeat):
   """The records of this worker's own files, shuffled and repeated (not yet batched)."""
-  ds = tf.data.TFRecordDataset(worker_files(files, num_workers, worker_index))
+  ds = record_dataset(worker_files(files, num_workers, worker_index))
   if shuffle_buffer:
     ds = ds.shuffle(shuffle_buffer, seed=seed + worker_index, reshuffle_each_iteration=True)
   return ds.repeat() if repeat else ds
 
 
+def compression_of(files: List[str]) -> str:
+  """"GZIP" when the files are gzip-compressed (as Google's Beam pipelines write them, read
+  from their first two bytes), else "": all files must agree."""
+  kinds = {}
+  for path in files:
+    with tf.io.gfile.GFile(path, "rb") as f:
+      kinds[path] = "GZIP" if f.read(2) == b"\x1f\x8b" else ""
+  if len(set(kinds.values())) > 1:
+    gz = [p for p, kind in kinds.items() if kind]
+    raise ValueError(f"TFRecord files mix gzip-compressed ({gz[0]}, ...) and uncompressed "
+                     "ones; give one kind")
+  return next(iter(kinds.values()), "")
+
+
+def record_dataset(files: List[str]) -> tf.data.Dataset:
+  """The serialized records of `files` in order, gzip-compressed or not."""
+  return tf.data.TFRecordDataset(files, compression_type=compression_of(files))
+
+
 def count_records(files: List[str]) -> int:
-  return sum(1 for f in files for _ in tf.data.TFRecordDataset(f))
+  return sum(1 for f in files for _ in record_dataset([f]))
 
 
 def fixed_length_parse_fn(lengths: Dict[str, int],

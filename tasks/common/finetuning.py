@@ -320,6 +320,9 @@ class TaskTrainConfig(LoopConfig):
                                    # files; needs num_conversion_shards >= workers)
   conversion_wait_seconds: float = 6 * 3600.0  # several workers: how long the others wait for
                                    # the chief to prepare the vocabulary and convert
+  train_records: str = ""          # comma-separated globs of TFRecords to train on instead of
+                                   # converting train_file (e.g. written by Google's ETC
+                                   # pipeline: they must hold the features of `features.layout`)
 
   def validate(self, source="train config"):
     super().validate(source)
@@ -335,6 +338,14 @@ class TaskTrainConfig(LoopConfig):
       raise ValueError(f"{source}: input_sharding must be one of "
                        f"{', '.join(tfrecords.SHARDING_MODES)}, got {self.input_sharding!r}")
     return self
+
+
+def external_records(patterns: str) -> Dict[str, Any]:
+  """The conversion figures of TFRecords written elsewhere (`train.train_records`): every file
+  they match and the number of records (read once)."""
+  files = tfrecords.expand_files(patterns)
+  return {"examples": tfrecords.count_records(files), "records": len(files), "written": 0,
+          "skipped": {}, "counts": {"external record files": len(files)}, "files": files}
 
 
 def parse_task_sections(run_config: Dict[str, Any], feature_cls, train_cls,
@@ -417,8 +428,9 @@ def train_task_model(model_config: EtcConfig, feature_config, train: LoopConfig,
   others take them when it is done (`prepare_as_worker`, see the module docstring).
   """
   check_distribution(train, distribution)
-  if not train.train_file:
-    raise ValueError("train_file: no training file given")
+  if not train.train_file and not getattr(train, "train_records", ""):
+    raise ValueError("train_file: no training file given (or train_records: TFRecords to "
+                     "train on)")
   timings = {}
   os.makedirs(output_dir, exist_ok=True)
   record_dir = os.path.join(output_dir, "train_records")
@@ -454,7 +466,7 @@ def train_task_model(model_config: EtcConfig, feature_config, train: LoopConfig,
         distribution.worker_index, getattr(train, "conversion_wait_seconds", 6 * 3600.0),
         task.name)
   timings["prepare_seconds"] = time.perf_counter() - t0
-  files = task.record_files(record_dir)
+  files = conversion.get("files") or task.record_files(record_dir)
   global_batch = train.global_batch_size(distribution)
   if distribution.is_chief:
     atomic_write_json(os.path.join(output_dir, "run_config.json"), {

@@ -361,19 +361,25 @@ class Task(abc.ABC):
   def _finetune(self, run_config, output_dir, distribution, verbose, extra_callbacks):
     model_config, feature_config, train = self.parse_sections(run_config)
     vocab_source = finetuning.vocab_source(train)
+    if train.train_records and not vocab_source:
+      raise ValueError("train.train_records: give train.vocab_file (the vocabulary the records "
+                       "were written with) or an init_checkpoint that has one")
     data = finetuning.TaskData(
         prepare_vocab=lambda reuse_only=False: finetuning.prepare_vocab(
             vocab_source, train.learned_vocab_size, output_dir,
             lambda: self.training_texts(train.train_file), train.train_file,
             reuse_only=reuse_only),
-        convert=lambda tokenizer, vocab_file, directory, reuse_only=False: self.convert_file(
+        convert=(lambda tokenizer, vocab_file, directory, reuse_only=False:
+                 finetuning.external_records(train.train_records)) if train.train_records else
+        (lambda tokenizer, vocab_file, directory, reuse_only=False: self.convert_file(
             train.train_file, directory, tokenizer, vocab_file, feature_config,
             train.num_conversion_shards, num_workers=train.num_conversion_workers,
-            reuse_only=reuse_only),
+            reuse_only=reuse_only)),
         record_files=self.record_files, parse_fn=self.parse_fn(feature_config),
         long_seq_len=feature_config.long_seq_len,
         stamp=lambda: finetuning.preparation_stamp(
-            self.input_files(train.train_file), vocab_source, train.learned_vocab_size,
+            (tfrecords.expand_files(train.train_records) if train.train_records
+             else self.input_files(train.train_file)), vocab_source, train.learned_vocab_size,
             train.split_punctuation, feature_config, train.num_conversion_shards),
         name=self.name)
 

@@ -86,10 +86,27 @@ class NqFeatureConfig(feature_config.FeatureConfig):
   max_question_pieces: int = 64
   include_html_tokens: bool = True
   null_window_keep_rate: float = 0.1   # training: the share of answerless windows kept
+  # Official layout only: the keep rate of answerless windows of examples without any answer
+  # (Google's include_unknown_rate_for_unanswerable); negative: 4 x null_window_keep_rate, as
+  # Google's default.
+  unanswerable_keep_rate: float = -1.0
+
+  layouts = (feature_config.PACKAGE_LAYOUT, feature_config.OFFICIAL_LAYOUT)
 
   def check(self):
     self.check_question_room("max_question_pieces", "candidates", "the document")
-    if self.doc_stride > self.long_seq_len - self.max_question_pieces:
+    if self.layout == feature_config.OFFICIAL_LAYOUT:
+      # [CLS] question [SEP] document [SEP]: Google's windows hold L - Q - 3 document pieces.
+      room = self.long_seq_len - self.max_question_pieces - 3
+      if self.max_question_pieces + 2 >= self.global_seq_len or room < 1:
+        raise ValueError(f"max_question_pieces: {self.max_question_pieces} leaves no room for "
+                         f"the document in long_seq_len {self.long_seq_len} / global_seq_len "
+                         f"{self.global_seq_len} (official layout: Q + 3 long, Q + 2 global "
+                         "tokens are taken)")
+      if self.doc_stride > room:
+        raise ValueError(f"doc_stride: {self.doc_stride} is longer than a window's document "
+                         f"part ({room}): pieces would be skipped")
+    elif self.doc_stride > self.long_seq_len - self.max_question_pieces:
       raise ValueError(f"doc_stride: {self.doc_stride} is longer than a window's document part "
                        f"({self.long_seq_len} - {self.max_question_pieces}): pieces would be "
                        "skipped")

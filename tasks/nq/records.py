@@ -14,6 +14,7 @@ import numpy as np
 
 from etc_realformer.data.span_tokenization import OffsetTokenizer
 from tasks.nq import features as features_lib
+from tasks.nq import official
 from tasks.nq.data import NqExample
 
 def training_windows(examples: Iterable[NqExample], tokenizer: OffsetTokenizer,
@@ -53,3 +54,48 @@ def prediction_windows(examples: Iterable[NqExample], tokenizer: OffsetTokenizer
       continue
     windows, layout = features_lib.convert_example(example, tokenizer, config, with_labels=False)
     yield example, layout, windows
+
+
+def official_training_windows(examples: Iterable[NqExample], tokenizer: OffsetTokenizer,
+                              config: features_lib.NqFeatureConfig, counts: collections.Counter,
+                              progress_every: int = 1000,
+                              log: Callable[[str], None] = logging.info
+                              ) -> Iterator[Dict[str, np.ndarray]]:
+  """Labelled windows in Google's layout (tasks.nq.official), answerless ones kept at Google's
+  rates; `counts` gathers windows by kind."""
+  ids = official.official_ids(tokenizer.tokenizer)
+  if ids.html_fallback:
+    log("official NQ layout: the vocabulary lacks Google's html pieces; html tags use "
+        f"ids {ids.html_open} / {ids.html_close} (tasks/nq/official.py)")
+  for i, example in enumerate(examples):
+    doc = official.document(example, tokenizer, ids, f"training example {i + 1}",
+                            config.include_html_tokens)
+    total = official.window_count(doc, config)
+    counts["examples"] += 1
+    counts["windows"] += total
+    kept = 0
+    for _, f in official.windows(doc, config, ids, is_train=True):
+      kept += 1
+      kind = official.is_answer_window(f)
+      counts["answer windows" if kind else "null windows kept"] += 1
+      if kind:
+        answer_type = int(f["answer_type"][0])
+        counts[f"type {features_lib.ANSWER_TYPES[answer_type]}" if answer_type >= 0
+               else "type unannotated"] += 1
+      yield f
+    counts["null windows dropped"] += total - kept
+    if progress_every and (i + 1) % progress_every == 0:
+      log(f"  converted {i + 1} examples ({counts['windows']} windows)")
+
+
+def official_prediction_windows(examples: Iterable[NqExample], tokenizer: OffsetTokenizer,
+                                config: features_lib.NqFeatureConfig
+                                ) -> Iterator[Tuple[NqExample, List[np.ndarray],
+                                                    List[Dict[str, np.ndarray]]]]:
+  """(example, token_pos [L] of each window, windows) for every usable example (all windows)."""
+  for example in examples:
+    if example.problem:
+      continue
+    windows = official.convert_example(example, tokenizer, config, is_train=False,
+                                       where=f"example_id {example.example_id!r}")
+    yield example, [f["token_pos"] for f in windows], windows

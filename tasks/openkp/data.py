@@ -48,6 +48,9 @@ class OpenKpPage:
   words: List[str]
   elements: List[Element]                    # in word order, covering every word
   key_phrases: Optional[List[List[str]]] = None
+  # The decoded JSON line, for the official layout's converter (tasks/openkp/official.py),
+  # which reads the raw VDOM and KeyPhrases as Google's code does.
+  record: Optional[dict] = dataclasses.field(default=None, repr=False, compare=False)
 
 
 def _number(value) -> bool:
@@ -140,7 +143,7 @@ def parse_record(record: Any, with_labels: bool, repairs: List[RecordProblem]) -
     text = ""
   words = text.split(" ") if text else []   # VDOM word indices count single-space words
   elements = parse_vdom(record.get("VDOM"), len(words), repairs)
-  return OpenKpPage(url, words, elements, _key_phrases(record, with_labels))
+  return OpenKpPage(url, words, elements, _key_phrases(record, with_labels), record=record)
 
 
 def read_pages(path: str, with_labels: bool) -> Tuple[List[OpenKpPage], ReadReport]:

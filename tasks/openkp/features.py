@@ -40,10 +40,24 @@ _CONTINUOUS = (0, 1, 2, 3, 8, 10, 11, 12, 13, 18)
 
 @dataclasses.dataclass
 class OpenKpFeatureConfig(feature_config.FeatureConfig):
-  """Lengths of the converted features (long_seq_len 4096)."""
+  """Lengths of the converted features (long_seq_len 4096).
+
+  layout "package": this module's features; "official": Google's (tasks/openkp/official.py),
+  where max_phrase_words is Google's kp_max_length, url_max_code_points its
+  url_max_code_points, and max_key_phrases must be 3 (Google's converter always writes 3
+  label slots).
+  """
   global_seq_len: int = 512
   max_phrase_words: int = 5
   max_key_phrases: int = 3
+  url_max_code_points: int = 1000   # official layout only: length of url_code_points
+
+  layouts = (feature_config.PACKAGE_LAYOUT, feature_config.OFFICIAL_LAYOUT)
+
+  def check(self) -> None:
+    if self.layout == feature_config.OFFICIAL_LAYOUT and self.max_key_phrases != 3:
+      raise ValueError(f"max_key_phrases: the official layout has 3 label slots, got "
+                       f"{self.max_key_phrases}")
 
 
 def feature_lengths(config: OpenKpFeatureConfig) -> Dict[str, int]:

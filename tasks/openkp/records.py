@@ -12,6 +12,7 @@ import numpy as np
 from etc_realformer.data.span_tokenization import OffsetTokenizer
 from tasks.common.read_report import ReadReport
 from tasks.openkp import features as features_lib
+from tasks.openkp import official
 from tasks.openkp.data import OpenKpPage
 
 INPUT_FEATURES = features_lib.MODEL_FEATURES + features_lib.FLOAT_FEATURES
@@ -49,3 +50,47 @@ def prediction_features(pages: Sequence[OpenKpPage], tokenizer: OffsetTokenizer,
   for page in pages:
     if page.words:
       yield page, features_lib.convert_page(page, tokenizer, config, with_labels=False)[0]
+
+
+# ----------------------------------------------------------------------------- official layout
+
+
+def official_training_features(pages: Iterable[OpenKpPage], tokenizer: OffsetTokenizer,
+                               config: features_lib.OpenKpFeatureConfig, report: ReadReport,
+                               counts: collections.Counter, progress_every: int = 2000,
+                               log: Callable[[str], None] = logging.info
+                               ) -> Iterator[Dict[str, np.ndarray]]:
+  """Google's features of every page it converts; its parse failures are skipped (counted
+  under their reason, the message naming url and field)."""
+  settings = official.OfficialSettings.from_feature_config(config)
+  words = official.WordTokenizer(tokenizer)
+  for i, page in enumerate(pages):
+    counts["pages"] += 1
+    try:
+      _, f = official.convert_record(page.record, words, settings, with_labels=True)
+    except official.OfficialConversionError as e:
+      report.skip(e.reason, f"{report.path}: url {page.url}: {e}")
+      report.examples -= 1
+      continue
+    counts["phrases labelled"] += int(np.sum(f["label_start_idx"] >= 0))
+    counts["elements kept"] += int(np.sum(f["global_input_mask"]))
+    yield f
+    if progress_every and (i + 1) % progress_every == 0:
+      log(f"  converted {i + 1} pages")
+
+
+def official_prediction_features(pages: Sequence[OpenKpPage], tokenizer: OffsetTokenizer,
+                                 config: features_lib.OpenKpFeatureConfig,
+                                 failures: Dict[str, str]
+                                 ) -> Iterator[Tuple[OpenKpPage, Dict[str, np.ndarray]]]:
+  """(page, Google's features without labels) of every page it converts; the others go into
+  `failures` ({url: message}) and get no prediction from the model."""
+  settings = official.OfficialSettings.from_feature_config(config)
+  words = official.WordTokenizer(tokenizer)
+  for page in pages:
+    try:
+      _, f = official.convert_record(page.record, words, settings, with_labels=False)
+    except official.OfficialConversionError as e:
+      failures[page.url] = str(e)
+      continue
+    yield page, f

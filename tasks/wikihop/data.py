@@ -43,6 +43,9 @@ class WikiHopExample:
   candidates: List[str]          # normalised, in file order (duplicates removed)
   supports: List[str]
   answer: Optional[str] = None   # normalised; None for test files
+  # The JSON item as read: the official layout (tasks.wikihop.official) converts the raw
+  # query and candidates, as Google's converter does.
+  item: Optional[dict] = dataclasses.field(default=None, repr=False, compare=False)
 
   @property
   def relation(self) -> str:
@@ -118,7 +121,7 @@ def parse_item(item: Any, with_labels: bool, repairs: List[RecordProblem]) -> Wi
   except RecordProblem as problem:
     tolerate(problem, with_labels, repairs, "predicted from the candidates alone")
     supports = []
-  example = WikiHopExample(example_id, query.strip().lower(), candidates, supports)
+  example = WikiHopExample(example_id, query.strip().lower(), candidates, supports, item=item)
   if with_labels:
     answer = item.get("answer")
     if not isinstance(answer, str) or not answer.strip():

@@ -1,0 +1,316 @@
+"""NQ examples -> the features Google's ETC converter writes (etcmodel/models/nq/preproc_nq_lib.py:
+NQPreprocessFn, then NQSplitFn), under its names and with its values ("official layout").
+
+Stage 1, the document (`document`): the tokens of the top-level long-answer candidates, in
+candidate order (tokens outside every top-level candidate are dropped; overlapping top-level
+candidates would repeat tokens, as Google's loop does). An html token becomes one piece, the
+html close id when the token starts with "</", else the html open id (none without
+include_html_tokens; Google's Beam steps always include them); a text token becomes its word
+pieces (tokenized on its own). Every piece keeps its candidate index and document token.
+Labels come from the first annotation only.
+
+Stage 2, the windows (`windows`), Q = min(question pieces, question_len), doc_len = L - Q - 3:
+
+  token_ids [L]:        [CLS] q_1..q_Q [SEP] | doc_len document pieces | [SEP] | padding (0)
+  candidate_ids [L]:    -1 for the preamble | candidate index per piece | -1 for [SEP], padding
+  token_pos [L]:        -1 for the preamble | document token per piece  | -1 for [SEP], padding
+  long_breakpoints [L]: 1 on the final [SEP] only
+  global_token_ids [G]: [CLS] | 35 x (Q + 1) | 1 per candidate run in the window | 0 for the run
+                        of -1 after the document (final [SEP] + padding) | padding (0)
+  sentence_ids [L]:     the preamble maps to global 0 .. Q + 1 (so [SEP] -> the last question
+                        token); a piece to the global token of its candidate run; the final
+                        [SEP] and padding to the extra 0 token; once G global tokens are used,
+                        everything after maps to global G - 1
+  global_type_id [G]:   1 CLS, 2 question, 0 candidate (and the extra token, and padding)
+  global_candidate_ids / global_token_pos_start / _end [G]: the candidate of each candidate
+                        token and its first / last document token (over the whole document, not
+                        the window); -1 / 0 / 0 elsewhere
+  global_breakpoints [G]: 1 on the last global token used (the extra 0 token when it fits)
+  sa_start, sa_end, la_start, la_end [1]: long positions of the first piece of the answer's first
+                        token / the last piece of its last token; 0 when that token is not in the
+                        window (each end on its own: one end may be 0 and the other not)
+  answer_type [1]:      the example's (0 null, 1 yes, 2 no, 3 long, 4 short, -1 no annotation),
+                        set to 0 when a short (long) answer has both ends 0 in the window; yes and
+                        no are never reset, even when the answer is outside the window
+  la_global [1]:        sentence_ids[la_start] when la_start or la_end is not 0, else 0
+  unique_ids [1]:       the example id; question_ids [all question pieces, not truncated]
+
+Windows start at 0, stride, 2 * stride, ... while start < max(P - doc_len, 0) + stride (P
+document pieces). Training drops answerless windows (answer_type 0) unless a draw falls under
+the keep rate (`include_unknown_rate`, or `include_unknown_rate_for_unanswerable` for examples
+without any answer, by default 4x the former): the draw is a fixed function of the example id
+and window here (Google draws from Python's `random`), so the rates match but not which windows.
+"""
+
+import dataclasses
+import functools
+from typing import Dict, Iterator, List, Tuple
+
+import numpy as np
+
+from etc_realformer.data.span_tokenization import OffsetTokenizer
+from etc_realformer.data.tokenization import Tokenizer
+from tasks.nq import features as features_lib
+from tasks.nq.data import NqExample
+
+NULL, YES, NO, LONG, SHORT = range(5)
+
+LONG_FEATURES = ("token_ids", "candidate_ids", "token_pos", "long_breakpoints", "sentence_ids")
+GLOBAL_FEATURES = ("global_token_ids", "global_breakpoints", "global_type_id",
+                   "global_candidate_ids", "global_token_pos_start", "global_token_pos_end")
+LABEL_FEATURES = ("sa_start", "sa_end", "la_start", "la_end", "answer_type", "la_global")
+# Written but not parsed for training: unique_ids (int64 ids do not fit the int32 the parser
+# casts to) and question_ids (variable length; the question is inside token_ids).
+OTHER_FEATURES = ("unique_ids", "question_ids")
+FEATURE_NAMES = LONG_FEATURES + GLOBAL_FEATURES + LABEL_FEATURES + OTHER_FEATURES
+MODEL_FEATURES = ("token_ids", "global_token_ids", "long_breakpoints", "global_breakpoints",
+                  "sentence_ids")
+
+GLOBAL_QUESTION_ID = 35   # "[unused34]" in BERT uncased, "<unused_34>" in the ETC SentencePiece
+GLOBAL_SENTENCE_ID = 1    # one per candidate run
+TYPE_SENTENCE, TYPE_CLS, TYPE_QUESTION = 0, 1, 2   # preproc_nq.py --global_token_types=0,1,2
+
+# Pieces Google's converter looks up, by tokenizer kind: (html open, html close, pad, cls, sep).
+WORDPIECE_PIECES = ("[unused102]", "[unused103]", "[PAD]", "[CLS]", "[SEP]")
+SENTENCEPIECE_PIECES = ("<unused_35>", "<unused_36>", "<pad>", "<unused_63>", "<unused_2>")
+# When a vocabulary lacks the two html pieces (e.g. a small WordPiece vocabulary that stops at
+# [unused98]), Google's code fails; here the package layout's markers of an unknown opening and
+# closing tag stand in (tasks/nq/features.py html_marker_id), and `OfficialIds.html_fallback`
+# says so.
+FALLBACK_HTML_PIECES = {"wordpiece": ("[unused67]", "[unused97]"),
+                        "sentencepiece": ("<unused_37>", "<unused_38>")}
+
+
+@dataclasses.dataclass(frozen=True)
+class OfficialIds:
+  """The special ids of Google's NQ converter for one vocabulary."""
+  html_open: int
+  html_close: int
+  pad: int
+  cls: int
+  sep: int
+  html_fallback: bool = False   # the vocabulary lacks Google's html pieces (see above)
+
+
+@functools.lru_cache(maxsize=8)
+def official_ids(tokenizer: Tokenizer) -> OfficialIds:
+  """Looks Google's pieces up in the tokenizer's vocabulary; ValueError naming a missing one."""
+  pieces = tokenizer.id_to_token(range(tokenizer.vocab_size))
+  index = {}
+  for i, piece in enumerate(pieces):
+    index.setdefault(piece, i)
+  wanted = SENTENCEPIECE_PIECES if tokenizer.kind == "sentencepiece" else WORDPIECE_PIECES
+  fallback = False
+  if wanted[0] not in index or wanted[1] not in index:
+    wanted = FALLBACK_HTML_PIECES[tokenizer.kind] + wanted[2:]
+    fallback = True
+  missing = [p for p in wanted if p not in index]
+  if missing:
+    source = getattr(tokenizer, "vocab_file", None) or getattr(tokenizer, "model_file", "")
+    raise ValueError(f"{source}: the vocabulary lacks {', '.join(missing)}, which the official "
+                     "NQ layout needs")
+  return OfficialIds(*(index[p] for p in wanted), html_fallback=fallback)
+
+
+@dataclasses.dataclass
+class Document:
+  """Stage 1 of one example: P document pieces and the first annotation's labels.
+
+  token_ids, candidate_ids, token_pos: [P] piece id, candidate index, document token.
+  la_start, la_end, sa_start, sa_end: document tokens (ends exclusive), -1 when absent.
+  """
+  example_id: int
+  question_ids: List[int]
+  token_ids: np.ndarray
+  candidate_ids: np.ndarray
+  token_pos: np.ndarray
+  answer_type: int = -1
+  la_start: int = -1
+  la_end: int = -1
+  sa_start: int = -1
+  sa_end: int = -1
+
+
+def _labels(example: NqExample) -> Dict[str, int]:
+  """Answer type and spans of the first annotation (the only one the windows use)."""
+  if not example.annotations:
+    return {}
+  a = example.annotations[0]
+  out = {"la_start": a.long_answer.start_token, "la_end": a.long_answer.end_token}
+  if a.short_answers:   # several spans merge into one, from the first start to the last end
+    out.update(sa_start=a.short_answers[0].start_token, sa_end=a.short_answers[-1].end_token)
+  has_long = a.long_answer.start_token >= 0 and a.long_answer.end_token >= 0
+  if a.yes_no_answer in ("YES", "NO"):
+    out["answer_type"] = YES if a.yes_no_answer == "YES" else NO
+  elif a.short_answers:
+    out["answer_type"] = SHORT
+  else:
+    out["answer_type"] = LONG if has_long else NULL
+  return out
+
+
+def document(example: NqExample, tokenizer: OffsetTokenizer, ids: OfficialIds,
+             where: str = "", include_html_tokens: bool = True) -> Document:
+  """Stage 1 (see the module docstring). Without include_html_tokens (Google's Beam steps
+  always include them) html tokens give no piece. ValueError for an example id that is not an
+  integer."""
+  if isinstance(example.example_id, bool) or not isinstance(example.example_id, int):
+    raise ValueError(f"{where or 'example'}: field 'example_id': the official NQ layout stores "
+                     f"it as an int64, got {example.example_id!r}")
+  question_ids = list(tokenizer.tokenize(example.question).ids)
+  positions, owners = [], []
+  for c, candidate in enumerate(example.candidates):
+    if candidate.top_level:
+      span = range(candidate.span.start_token, candidate.span.end_token)
+      positions.extend(span)
+      owners.extend([c] * len(span))
+  text = [example.tokens[p] for p in positions if not example.is_html[p]]
+  text_pieces = iter(tokenizer.tokenize_many(text))
+  token_ids, candidate_ids, token_pos = [], [], []
+  for p, c in zip(positions, owners):
+    if example.is_html[p]:
+      pieces = (([ids.html_close] if example.tokens[p].startswith("</") else [ids.html_open])
+                if include_html_tokens else [])
+    else:
+      pieces = next(text_pieces).ids
+    token_ids.extend(pieces)
+    candidate_ids.extend([c] * len(pieces))
+    token_pos.extend([p] * len(pieces))
+  return Document(example.example_id, question_ids, np.asarray(token_ids, np.int64),
+                  np.asarray(candidate_ids, np.int64), np.asarray(token_pos, np.int64),
+                  **_labels(example))
+
+
+def window_starts(num_pieces: int, doc_len: int, stride: int) -> range:
+  """First document piece of every window (Google's range, at least one window)."""
+  return range(0, max(num_pieces - doc_len, 0) + stride, stride)
+
+
+def window_count(doc: Document, config) -> int:
+  """How many windows stage 2 makes of `doc` before any is dropped."""
+  question = min(len(doc.question_ids), config.max_question_pieces)
+  return len(window_starts(len(doc.token_ids), config.long_seq_len - question - 3,
+                           config.doc_stride))
+
+
+def _first(values: np.ndarray, value: int) -> int:
+  """Index of the first `value` in `values`, 0 when absent (numpy argmax of a mask)."""
+  return int(np.argmax(values == value))
+
+
+def _last_of_run(values: np.ndarray, value: int) -> int:
+  """From the first `value` (or 0), the last index of its run of consecutive equal values."""
+  i = _first(values, value)
+  while i < len(values) - 1 and values[i + 1] == value:
+    i += 1
+  return i
+
+
+def _keep_rates(config) -> Tuple[float, float]:
+  """(rate for answerless windows of answered examples, rate for unanswerable examples)."""
+  rate = config.null_window_keep_rate
+  unanswerable = config.unanswerable_keep_rate
+  return rate, (4.0 * rate if unanswerable < 0 else unanswerable)
+
+
+def windows(doc: Document, config, ids: OfficialIds, is_train: bool
+            ) -> Iterator[Tuple[int, Dict[str, np.ndarray]]]:
+  """Stage 2: (window index, features) of the windows kept; every value an int64 array."""
+  seq_len, global_len = config.long_seq_len, config.global_seq_len
+  question = doc.question_ids[:config.max_question_pieces]
+  preamble = [ids.cls] + question + [ids.sep]
+  n_pre = len(preamble)
+  doc_len = seq_len - n_pre - 1
+  # Google's ends are exclusive; -1 - 1 = -2 matches no token when there is no answer.
+  short = (doc.sa_start, doc.sa_end - 1)
+  long_ = (doc.la_start, doc.la_end - 1)
+  cand_all = doc.candidate_ids
+  rate, unanswerable_rate = _keep_rates(config)
+
+  @functools.lru_cache(maxsize=None)
+  def candidate_bounds(c: int) -> Tuple[int, int]:
+    """First and last document token of candidate c over the whole document (from its first
+    piece to the end of that run of pieces)."""
+    return (int(doc.token_pos[_first(cand_all, c)]), int(doc.token_pos[_last_of_run(cand_all, c)]))
+
+  for w, start in enumerate(window_starts(len(doc.token_ids), doc_len, config.doc_stride)):
+    piece_ids = doc.token_ids[start:start + doc_len]
+    pad = doc_len - len(piece_ids)
+    tail = [-1] * (pad + 1)
+    token_ids = np.asarray(preamble + piece_ids.tolist() + [ids.sep] + [ids.pad] * pad, np.int64)
+    candidate_ids = np.asarray([-1] * n_pre + cand_all[start:start + doc_len].tolist() + tail,
+                               np.int64)                                                # [L]
+    pos = np.asarray([-1] * n_pre + doc.token_pos[start:start + doc_len].tolist() + tail,
+                     np.int64)                                                          # [L]
+    breakpoints = np.zeros([seq_len], np.int64)
+    breakpoints[seq_len - 1 - pad] = 1
+
+    f = {"token_ids": token_ids, "candidate_ids": candidate_ids, "token_pos": pos,
+         "long_breakpoints": breakpoints}
+    sa = (_first(pos, short[0]), _last_of_run(pos, short[1]))
+    la = (_first(pos, long_[0]), _last_of_run(pos, long_[1]))
+    answer_type = doc.answer_type
+    if (answer_type == SHORT and sa == (0, 0)) or (answer_type == LONG and la == (0, 0)):
+      answer_type = NULL
+
+    # Global tokens: CLS, Q + 1 question tokens, then one per run of equal candidate ids after
+    # the preamble (the run of -1 after the document included), while fewer than G are used.
+    changes = np.nonzero(candidate_ids[n_pre:] != candidate_ids[n_pre - 1:-1])[0] + n_pre
+    changes = changes[:max(global_len - n_pre, 0)]                                      # [R]
+    run_cands = candidate_ids[changes]                                                  # [R]
+    is_cand = run_cands >= 0
+    n_global = n_pre + len(changes)
+    sentence_ids = np.arange(seq_len, dtype=np.int64)
+    counts = np.zeros([seq_len], np.int64)
+    counts[changes] = 1
+    sentence_ids[n_pre:] = n_pre - 1 + np.cumsum(counts)[n_pre:]
+    bounds = [candidate_bounds(int(c)) if ok else (0, 0) for c, ok in zip(run_cands, is_cand)]
+
+    def global_row(head: List[int], runs, fill: int) -> np.ndarray:
+      row = np.full([global_len], fill, np.int64)                                       # [G]
+      values = list(head) + [int(v) for v in runs]
+      row[:len(values)] = values
+      return row
+
+    f["sentence_ids"] = sentence_ids
+    f["global_token_ids"] = global_row([ids.cls] + [GLOBAL_QUESTION_ID] * (n_pre - 1),
+                                       np.where(is_cand, GLOBAL_SENTENCE_ID, 0), 0)
+    f["global_breakpoints"] = np.zeros([global_len], np.int64)
+    f["global_breakpoints"][n_global - 1] = 1
+    f["global_token_pos_start"] = global_row([0] * n_pre, [b[0] for b in bounds], 0)
+    f["global_token_pos_end"] = global_row([0] * n_pre, [b[1] for b in bounds], 0)
+    f["global_candidate_ids"] = global_row([-1] * n_pre, run_cands, -1)
+    f["global_type_id"] = global_row([TYPE_CLS] + [TYPE_QUESTION] * (n_pre - 1),
+                                     np.full([len(changes)], TYPE_SENTENCE), 0)
+    la_global = int(sentence_ids[la[0]]) if la != (0, 0) and la[0] >= 0 else 0
+    for name, value in (("sa_start", sa[0]), ("sa_end", sa[1]), ("la_start", la[0]),
+                        ("la_end", la[1]), ("answer_type", answer_type), ("la_global", la_global),
+                        ("unique_ids", doc.example_id)):
+      f[name] = np.asarray([value], np.int64)
+    f["question_ids"] = np.asarray(doc.question_ids, np.int64)
+    if answer_type == NULL and is_train:
+      keep = unanswerable_rate if doc.answer_type == NULL else rate
+      if not features_lib.window_keep(doc.example_id, w, keep):
+        continue
+    yield w, f
+
+
+def convert_example(example: NqExample, tokenizer: OffsetTokenizer, config, is_train: bool,
+                    where: str = "") -> List[Dict[str, np.ndarray]]:
+  """One example -> the feature dicts of its windows (training drops answerless ones at the
+  keep rates; prediction keeps all)."""
+  ids = official_ids(tokenizer.tokenizer)
+  doc = document(example, tokenizer, ids, where, config.include_html_tokens)
+  return [f for _, f in windows(doc, config, ids, is_train)]
+
+
+def feature_lengths(config) -> Dict[str, int]:
+  """Length of every feature parsed for training (0 = a scalar)."""
+  lengths = {name: config.long_seq_len for name in LONG_FEATURES}
+  lengths.update({name: config.global_seq_len for name in GLOBAL_FEATURES})
+  lengths.update({name: 0 for name in LABEL_FEATURES})
+  return lengths
+
+
+def is_answer_window(f: Dict[str, np.ndarray]) -> bool:
+  return int(f["answer_type"][0]) != NULL

@@ -1,0 +1,138 @@
+"""Model outputs of an example's official-layout windows -> its NQ prediction, by the rules of
+Google's etcmodel/models/nq (run_nq_lib.py process_prediction, eval_nq_lib.py with the run_nq.py
+defaults: span_selection_method "joint", consider_answer_type, max_short_answer_len 32).
+
+Per window and per output (sa_start, sa_end, la_start, la_end):
+  - the TOP_K (50) long positions with the highest logits (ties: lower position first);
+  - each scored logit / logit at position 0 (the [CLS]) -- a ratio, not a log-probability: with
+    a negative logit at [CLS] a lower logit scores higher; kept as Google computes it;
+  - mapped to its document token through token_pos, dropping positions with token_pos -1
+    (question, [SEP], padding).
+The (score, token) pairs of all windows are pooled per output, in window order. The answer-type
+logits are those of the example's LAST window (each window overwrites the previous one's).
+
+Joint selection:
+  - start = the pair with the highest (score, token) (a tie in score goes to the later token);
+    none -> score 0 at token 0;
+  - long end = the first highest-scoring pair with token >= long start; none -> the best pair
+    overall, start and end swapped into order; no pairs at all -> 0 at token 0;
+  - short end likewise with start <= token < start + 32; none -> the best pair overall;
+  - long answer [start, end + 1) and one short span [min, max + 1), byte offsets -1 (tokens
+    only); scores: start score + end score.
+Answer type (argmax of the logits, first maximum): yes / no -> no short spans and yes_no_answer
+"yes" / "no"; null, long and short change nothing (Google's "long" case writes a misspelled key,
+which the scorer ignores, so short spans stay).
+
+An example without windows (its record could not be converted) gets a null answer; non-finite
+scores (a [CLS] logit of exactly 0) become the lowest finite score, so the JSON stays valid.
+"""
+
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from tasks.nq import decode as package_decode
+
+TOP_K = 50
+MAX_SHORT_ANSWER_LEN = 32
+SPAN_OUTPUTS = (("sa_start", "short_start_logits"), ("sa_end", "short_end_logits"),
+                ("la_start", "long_start_logits"), ("la_end", "long_end_logits"))
+ANSWER_TYPE_NAMES = ("null", "yes", "no", "long", "short")
+
+Pairs = List[Tuple[float, int]]
+
+
+def window_pairs(logits: np.ndarray, token_pos: np.ndarray, top_k: int = TOP_K) -> Pairs:
+  """(score, document token) of the top_k positions of one window's logits [L]."""
+  logits = np.asarray(logits, np.float32)
+  order = np.argsort(-logits, kind="stable")[:top_k]                            # [k]
+  with np.errstate(divide="ignore", invalid="ignore"):
+    scores = logits[order].astype(np.float64) / np.float64(logits[0])            # [k]
+  mapped = np.asarray(token_pos)[order]
+  return [(float(s), int(t)) for s, t in zip(scores, mapped) if t >= 0]
+
+
+def pool_windows(outputs: Sequence[package_decode.WindowOutput],
+                 token_pos: Sequence[np.ndarray], top_k: int = TOP_K) -> Dict[str, object]:
+  """{sa_start, sa_end, la_start, la_end: pooled pairs, answer_type_logits: the last window's}."""
+  pooled = {name: [] for name, _ in SPAN_OUTPUTS}
+  pooled["answer_type_logits"] = None
+  for out, pos in zip(outputs, token_pos):
+    for name, field in SPAN_OUTPUTS:
+      pooled[name].extend(window_pairs(getattr(out, field), pos, top_k))
+    pooled["answer_type_logits"] = np.asarray(out.answer_type_logits, np.float32)
+  return pooled
+
+
+def _best(pairs: Pairs) -> Tuple[float, int]:
+  return sorted(pairs, reverse=True)[0]
+
+
+def _end(pairs: Pairs, start: int, width: Optional[int]) -> Optional[Tuple[float, int]]:
+  """The first highest-scoring pair with start <= token (< start + width)."""
+  best = None
+  for score, token in pairs:
+    if token >= start and (width is None or token - start < width):
+      if best is None or score > best[0]:
+        best = (score, token)
+  return best
+
+
+def joint_prediction(pooled: Dict[str, object], example_id,
+                     max_short_answer_len: int = MAX_SHORT_ANSWER_LEN) -> dict:
+  """The prediction entry of one example (see the module docstring)."""
+  sa_start_score, sa_start = _best(pooled["sa_start"]) if pooled["sa_start"] else (0.0, 0)
+  la_start_score, la_start = _best(pooled["la_start"]) if pooled["la_start"] else (0.0, 0)
+  la_end = _end(pooled["la_end"], la_start, None)
+  if la_end is not None:
+    la_end_score, la_end = la_end
+  elif pooled["la_end"]:
+    la_end_score, other = _best(pooled["la_end"])
+    la_start, la_end = min(la_start, other), max(la_start, other)
+  else:
+    la_start_score, la_start, la_end_score, la_end = 0.0, 0, 0.0, 0
+  sa_end = _end(pooled["sa_end"], sa_start, max_short_answer_len)
+  if sa_end is not None:
+    sa_end_score, sa_end = sa_end
+  elif pooled["sa_end"]:
+    sa_end_score, sa_end = _best(pooled["sa_end"])
+  else:
+    sa_start_score, sa_start, sa_end_score, sa_end = 0.0, 0, 0.0, 0
+  entry = {
+      "example_id": example_id,
+      "long_answer": {"start_token": la_start, "end_token": la_end + 1, "start_byte": -1,
+                      "end_byte": -1},
+      "long_answer_score": la_start_score + la_end_score,
+      "short_answers": [{"start_token": min(sa_start, sa_end),
+                         "end_token": max(sa_start, sa_end) + 1, "start_byte": -1,
+                         "end_byte": -1}],
+      "short_answers_score": sa_start_score + sa_end_score,
+      "yes_no_answer": "NONE",
+  }
+  logits = pooled["answer_type_logits"]
+  if logits is not None:
+    kind = int(np.argmax(logits))   # the first maximum
+    if kind in (1, 2):
+      entry["short_answers"] = []
+      entry["yes_no_answer"] = ANSWER_TYPE_NAMES[kind]
+  return entry
+
+
+def null_prediction(example_id) -> dict:
+  return {"example_id": example_id, "long_answer": package_decode.NULL_SPAN.to_json(),
+          "long_answer_score": -np.inf, "short_answers": [], "short_answers_score": -np.inf,
+          "yes_no_answer": "NONE"}
+
+
+def decode_example(example_id, outputs: Sequence[package_decode.WindowOutput],
+                   token_pos: Sequence[np.ndarray],
+                   max_short_answer_len: int = MAX_SHORT_ANSWER_LEN) -> dict:
+  """One example's entry from its windows' outputs and token_pos [L] arrays."""
+  if not outputs:
+    return null_prediction(example_id)
+  return joint_prediction(pool_windows(outputs, token_pos), example_id, max_short_answer_len)
+
+
+def finish(entries: List[dict]) -> dict:
+  """The predictions JSON content (non-finite scores replaced)."""
+  return {"predictions": package_decode.finite_scores(entries)}
