@@ -33,7 +33,7 @@ setup(
         "matplotlib",                 # attention-analysis plots (etc_realformer.analyze)
     ],
     extras_require={
-        "test": ["pytest==9.2.0"],
+        "test": ["pytest==9.2.0", "pytest-xdist==3.8.0"],
         # Horovod 0.28.1 must be built from source against TensorFlow 2.21: .ci/build_horovod.sh
         "horovod": ["cloudpickle", "psutil", "pyyaml", "packaging"],
     },

@@ -15,3 +15,11 @@ def _seed():
   tf_keras.utils.set_random_seed(1234)
   np.random.seed(1234)
   yield
+
+
+def pytest_collection_modifyitems(config, items):
+  """Files with a test marked slow run first (in collection order), so that with `-n 2 --dist
+  loadfile` the long end-to-end files start early and the short ones fill in around them."""
+  del config
+  slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+  items.sort(key=lambda item: item.path not in slow_files)

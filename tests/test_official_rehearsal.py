@@ -71,7 +71,9 @@ def test_official_recipe_rehearsal(task, tmp_path):
     assert f.read() == g.read()
   run_config = lf.read_json(os.path.join(run, "run_config.json"))
   assert run_config["num_workers"] == 2 and run_config["model"]["hidden_dropout_prob"] == 0.1
-  assert lf.read_json(os.path.join(run, "train_records", "features.json"))["written"] == 4
+  # 4 records; NQ's official windows (Google's stride rule) give one page a third window.
+  written = lf.read_json(os.path.join(run, "train_records", "features.json"))["written"]
+  assert written == (5 if task == "nq" else 4)
 
   # A finite loss that goes down (the chief logs the mean over the ranks).
   losses = lf.logged_losses(output)
