@@ -81,12 +81,20 @@ def global_ids_for(tokenizer_kind: str) -> GlobalTokenIds:
 
 @dataclasses.dataclass
 class HotpotFeatureConfig(feature_config.FeatureConfig):
-  """Lengths of the converted features (long_seq_len 4096, global_seq_len 256)."""
+  """Lengths of the converted features (long_seq_len 4096, global_seq_len 256).
+
+  layout "official" writes Google's features (tasks.hotpotqa.official), which cap neither
+  question nor titles: max_question_pieces and max_title_pieces apply to the package layout
+  only.
+  """
   max_question_pieces: int = 64
   max_title_pieces: int = 32
 
+  layouts = (feature_config.PACKAGE_LAYOUT, feature_config.OFFICIAL_LAYOUT)
+
   def check(self):
-    self.check_question_room("max_question_pieces", "paragraphs", "paragraphs")
+    if self.layout == feature_config.PACKAGE_LAYOUT:
+      self.check_question_room("max_question_pieces", "paragraphs", "paragraphs")
 
 
 def feature_lengths(config: HotpotFeatureConfig) -> Dict[str, int]:

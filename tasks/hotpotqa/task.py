@@ -2,15 +2,20 @@
 {"answer": {id: text}, "sp": {id: [[title, sentence], ...]}} out, official metrics.
 
 Layout and formats: docs/task_layouts.md#hotpotqa, docs/file_formats.md#hotpotqa.
+`features.layout: official` converts, trains and predicts with Google's ETC features, model
+heads and decoding instead (tasks.hotpotqa.official, official_model, official_decode).
 """
 
 from absl import logging
 
+import tensorflow as tf
+
 from tasks.common import input_parts
 from tasks.common import serving
+from tasks.common.feature_config import OFFICIAL_LAYOUT
 from tasks.common.task import Task
-from tasks.hotpotqa import (baselines, data, decode, features, inference, metrics, model,
-                            records)
+from tasks.hotpotqa import (baselines, data, features, inference, metrics, model, official,
+                            official_model, records)
 
 
 class HotpotQaTask(Task):
@@ -40,19 +45,45 @@ class HotpotQaTask(Task):
     """Streams the JSON array one record at a time."""
     return data.iter_training_examples(input_path, report, part)
 
+  def training_features(self, input_path, tokenizer, feature_config, report, counts, log,
+                        part=input_parts.WHOLE):
+    """The official layout reads the records as Google's converter does (it labels what the
+    package reader would skip, e.g. an answer found only in a supporting title)."""
+    if feature_config.layout == OFFICIAL_LAYOUT:
+      examples = official.iter_training_examples(input_path, report, part)
+      return self.labelled_features(examples, tokenizer, feature_config, report, counts, log)
+    return super().training_features(input_path, tokenizer, feature_config, report, counts,
+                                     log, part)
+
   def labelled_features(self, examples, tokenizer, feature_config, report, counts, log):
+    if feature_config.layout == OFFICIAL_LAYOUT:
+      return official.training_features(examples, tokenizer, feature_config, report, counts,
+                                        log=log)
     return records.training_features(examples, tokenizer, feature_config, report, counts,
                                      log=log)
 
   def feature_lengths(self, feature_config):
+    if feature_config.layout == OFFICIAL_LAYOUT:
+      return official.feature_lengths(feature_config)
     return features.feature_lengths(feature_config)
+
+  def export_inputs(self, feature_config):
+    lengths = self.feature_lengths(feature_config)
+    names = (official.MODEL_INPUTS if feature_config.layout == OFFICIAL_LAYOUT
+             else self.predictor_class.input_features)
+    return {name: lengths[name] or tf.TensorSpec([None], tf.int32) for name in names}
+
+  def build_model(self, model_config, feature_config):
+    if feature_config.layout == OFFICIAL_LAYOUT:
+      return official_model.OfficialHotpotQaModel(model_config, name=self.name)
+    return self.model_class(model_config, name=self.name)
 
   def score_dev(self, predictor, examples, dev_file, batch_size):
     """Predicts dev once and chooses the supporting-fact threshold with the best joint F1."""
     layouts, outputs = predictor.run(examples, batch_size)
-    threshold, table = decode.choose_threshold(examples, layouts, outputs,
-                                               data.load_json_array(dev_file))
-    return (decode.make_predictions(examples, layouts, outputs, threshold),
+    threshold, table = predictor.choose_threshold(examples, layouts, outputs,
+                                                  data.load_json_array(dev_file))
+    return (predictor.make_predictions(examples, layouts, outputs, threshold),
             {"sp_threshold": threshold}, {"by_threshold": {str(t): m for t, m in table.items()}})
 
   def predict(self, predictor, examples, batch_size, source="", export_dir="", threshold=None,
@@ -61,14 +92,14 @@ class HotpotQaTask(Task):
     stored in the export for later predictions."""
     layouts, outputs = predictor.run(examples, batch_size)
     if choose_threshold:
-      threshold, table = decode.choose_threshold(examples, layouts, outputs,
-                                                 data.load_json_array(source))
+      threshold, table = predictor.choose_threshold(examples, layouts, outputs,
+                                                    data.load_json_array(source))
       serving.set_export_settings(export_dir, {"sp_threshold": threshold})
       logging.info("chose supporting-fact threshold %.2f (stored in %s):\n%s", threshold,
                    export_dir, metrics.format_metrics(table[threshold]))
     threshold = predictor.threshold if threshold is None else threshold
     logging.info("supporting-fact threshold %.2f", threshold)
-    return decode.make_predictions(examples, layouts, outputs, threshold)
+    return predictor.make_predictions(examples, layouts, outputs, threshold)
 
   def define_flags(self, flags_module):
     flags_module.DEFINE_float("threshold", None,

@@ -1,0 +1,366 @@
+"""HotpotQA in the layout Google's ETC converter writes (`features.layout: official`).
+
+One record becomes one feature dict holding exactly the tf.Example features of Google's
+HotpotQA converter (etcmodel/models/hotpotqa, "span" answers), under its names and with its
+values. Sequence (L = long_seq_len, G = global_seq_len):
+
+  global: [CLS] | one token per question piece | per paragraph: PARAGRAPH, title, sentences
+  long:   [CLS] | question pieces              | per paragraph: title pieces, sentence pieces
+
+  global ids: [CLS] 101, question 3, PARAGRAPH 5, title and sentence 1 (WordPiece); 40, 41,
+    43 and 1 with SentencePiece. global_token_type_ids are all 0.
+  long_token_type_ids: [CLS] 1, question 3, title 2, sentence 1.
+  long_sentence_ids [L]: global index of the token owning each piece (question piece -> its
+    question token, title/sentence piece -> its title/sentence token), -1 for [CLS].
+  long_paragraph_ids [L]: global index of the piece's PARAGRAPH token, -1 for [CLS] and
+    question pieces.
+  long/global_paragraph_breakpoints: 1 on the last token of [CLS], of the question and of
+    each paragraph.
+  long_tokens_to_unigrams [L]: index of the piece's whitespace word within its title or
+    sentence; -1 for [CLS] and question pieces (WordPiece only).
+  global_paragraph_ids [G]: index of the paragraph in the record (PARAGRAPH, title, sentence
+    tokens), else -1; global_sentence_ids [G]: sentence counter within the paragraph (sentence
+    tokens), else -1.
+  supporting_facts [G]: 1 on the PARAGRAPH and title tokens of a supporting paragraph and on
+    supporting sentence tokens.
+  answer_types [1]: 0 span, 1 "yes", 2 "no"; answer_begins / answer_ends [1]: the inclusive
+    long span of the answer, (0, 0) when none was found.
+  unique_ids / type / level [1], long_tokens [n_long], global_tokens [n_global]: strings.
+Padding: ids, types and breakpoints 0, the other int features -1; strings are not padded.
+
+Google's quirks, reproduced: no cap on question or title length; a title or sentence that does
+not fit (long or global) is skipped whole and later shorter ones still get in; a skipped
+sentence does not advance the sentence counter, so the next kept one takes its number; an
+answer span found in a skipped sentence keeps the offset where that sentence would have gone;
+"yes"/"no" answers are also searched as text; the answer is searched in supporting titles too;
+spans are sorted by their end and the first kept. Training drops a record without any
+supporting-fact token, and one whose answer is not exactly "yes"/"no" when no span was found or
+the first span ends past the long input. docs: the task's official-layout page.
+"""
+
+import collections
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence
+
+from absl import logging
+import numpy as np
+
+from tasks.common import input_parts
+from tasks.common.read_report import ReadReport, RecordProblem, iter_records, object_with_id
+from tasks.hotpotqa import data
+from tasks.hotpotqa import features as features_lib
+from tasks.hotpotqa.data import HotpotExample
+from tasks.hotpotqa.official_text import TextTokenizer, TokenizedText
+
+GLOBAL_TYPE, SENTENCE_TYPE, TITLE_TYPE, QUESTION_TYPE = 0, 1, 2, 3
+ANSWER_TYPES = {"span": 0, "yes": 1, "no": 2}
+
+LONG_PADDING = {"long_token_ids": 0, "long_sentence_ids": -1, "long_paragraph_ids": -1,
+                "long_paragraph_breakpoints": 0, "long_token_type_ids": 0,
+                "long_tokens_to_unigrams": -1}
+GLOBAL_PADDING = {"global_token_ids": 0, "global_sentence_ids": -1, "global_paragraph_ids": -1,
+                  "global_paragraph_breakpoints": 0, "global_token_type_ids": 0,
+                  "supporting_facts": 0}
+# What the model reads (Google's inference features), and the training labels.
+MODEL_INPUTS = ("long_token_ids", "long_sentence_ids", "long_paragraph_ids",
+                "long_paragraph_breakpoints", "long_token_type_ids", "global_token_ids",
+                "global_paragraph_breakpoints", "global_token_type_ids")
+LABELS = ("supporting_facts", "answer_types", "answer_begins", "answer_ends")
+SCALAR_LABELS = ("answer_types", "answer_begins", "answer_ends")
+# What decoding reads besides the model outputs.
+DECODE_FEATURES = ("long_token_ids", "long_sentence_ids", "long_token_type_ids",
+                   "long_tokens_to_unigrams", "global_paragraph_ids", "global_sentence_ids")
+
+
+def feature_lengths(config) -> Dict[str, int]:
+  """Length of every feature training parses (0 = one value): the model inputs and labels."""
+  lengths = {}
+  for name in MODEL_INPUTS + LABELS:
+    if name in SCALAR_LABELS:
+      lengths[name] = 0
+    else:
+      lengths[name] = config.long_seq_len if name.startswith("long") else config.global_seq_len
+  return lengths
+
+
+class Dropped(ValueError):
+  """A training record Google's converter writes no tf.Example for."""
+
+  def __init__(self, reason: str, field: str, detail: str):
+    super().__init__(f"{reason}: {detail}")
+    self.reason, self.field = reason, field
+
+
+class _Builder:
+  """The long and global sequences of one record as they grow (unpadded lists)."""
+
+  def __init__(self, long_len: int, global_len: int):
+    self.long_len, self.global_len = long_len, global_len
+    self.long = {name: [] for name in LONG_PADDING}
+    self.glob = {name: [] for name in GLOBAL_PADDING}
+    self.owner = 0             # global index the next long pieces belong to
+    self.paragraph_token = 0   # global index of the current PARAGRAPH token
+    self.paragraph = 0         # index of the current paragraph in the record
+    self.sentence = 0          # sentence counter within the paragraph
+    self.skipped = 0           # titles / sentences / question pieces that did not fit
+
+  @property
+  def num_long(self) -> int:
+    return len(self.long["long_token_ids"])
+
+  @property
+  def num_global(self) -> int:
+    return len(self.glob["global_token_ids"])
+
+  def add_global(self, token_id: int, ids, is_title: bool = False,
+                 supporting: bool = False) -> None:
+    if self.num_global >= self.global_len:
+      return
+    g = self.glob
+    g["global_token_ids"].append(token_id)
+    g["global_paragraph_breakpoints"].append(0)
+    g["global_token_type_ids"].append(GLOBAL_TYPE)
+    g["supporting_facts"].append(int(supporting))
+    # Google compares the token id with the sentence TYPE id (1): the sentence id is 1 too.
+    if token_id == SENTENCE_TYPE and not is_title:
+      g["global_sentence_ids"].append(self.sentence)
+      self.sentence += 1
+    else:
+      g["global_sentence_ids"].append(-1)
+    in_paragraph = token_id in (ids.paragraph, ids.sentence)
+    g["global_paragraph_ids"].append(self.paragraph if in_paragraph else -1)
+    self.owner = self.num_global
+
+  def add_long(self, piece_ids: Sequence[int], type_id: int, unigrams: Sequence[int],
+               owned: bool = True, in_paragraph: bool = True) -> None:
+    n = len(piece_ids)
+    if self.num_long + n > self.long_len:
+      return
+    ll = self.long
+    ll["long_token_ids"].extend(piece_ids)
+    ll["long_sentence_ids"].extend([self.owner if owned else -1] * n)
+    ll["long_paragraph_ids"].extend([self.paragraph_token if in_paragraph else -1] * n)
+    ll["long_paragraph_breakpoints"].extend([0] * n)
+    ll["long_token_type_ids"].extend([type_id] * n)
+    ll["long_tokens_to_unigrams"].extend(unigrams)
+
+  def add_item(self, piece_ids, type_id, unigrams, token_id, ids, in_paragraph=True,
+               is_title=False, supporting=False) -> None:
+    """A question piece, title or sentence: its pieces and its global token, or neither."""
+    if self.num_long + len(piece_ids) > self.long_len or self.num_global >= self.global_len:
+      self.skipped += 1
+      return
+    self.add_long(piece_ids, type_id, unigrams, in_paragraph=in_paragraph)
+    self.add_global(token_id, ids, is_title=is_title, supporting=supporting)
+
+  def end_segment(self, paragraph_done: bool = False) -> None:
+    """Breakpoints on the last long and global tokens so far; the next segment starts."""
+    if self.num_long:
+      self.long["long_paragraph_breakpoints"][-1] = 1
+    if self.num_global:
+      self.glob["global_paragraph_breakpoints"][-1] = 1
+    self.paragraph_token = self.num_global
+    if paragraph_done:
+      self.paragraph += 1
+      self.sentence = 0
+
+  def padded(self) -> Dict[str, List[int]]:
+    out = {}
+    for values, padding, length in ((self.long, LONG_PADDING, self.long_len),
+                                    (self.glob, GLOBAL_PADDING, self.global_len)):
+      for name, value in padding.items():
+        out[name] = values[name] + [value] * (length - len(values[name]))
+    return out
+
+
+def _texts(example: HotpotExample) -> List[str]:
+  """question, then per paragraph its title and sentences."""
+  texts = [example.question]
+  for title, sentences in example.context:
+    texts.append(title)
+    texts.extend(sentences)
+  return texts
+
+
+def convert_example(example: HotpotExample, tokenizer: TextTokenizer, long_len: int,
+                    global_len: int, is_training: bool, debug: bool = True
+                    ) -> Dict[str, Any]:
+  """The features Google's converter writes for one record (see the module docstring).
+
+  is_training adds the labels and may raise Dropped; otherwise (or with debug) the decoding
+  features long_tokens_to_unigrams (WordPiece), global_paragraph_ids and global_sentence_ids
+  are written; debug adds long_tokens and global_tokens.
+  """
+  ids = features_lib.global_ids_for(tokenizer.kind)
+  tokenized = iter(tokenizer.tokenize(_texts(example)))
+  facts = collections.defaultdict(list)
+  for title, index in example.supporting_facts or []:
+    facts[title].append(index)
+  answer = example.answer or ""
+  spans = []   # inclusive long spans of every occurrence of the answer
+
+  def find(text: TokenizedText, offset: int) -> None:
+    try:
+      spans.extend((b + offset, e + offset) for b, e in tokenizer.answer_spans(text, answer))
+    except IndexError as e:
+      raise Dropped("answer past the SentencePiece character map", "answer",
+                    f"{answer!r} in {text.text!r}") from e
+
+  b = _Builder(long_len, global_len)
+  b.add_global(ids.cls, ids)
+  b.end_segment()
+  b.add_long([ids.cls], SENTENCE_TYPE, [-1], owned=False, in_paragraph=False)
+  b.long["long_paragraph_breakpoints"][-1] = 1
+  for piece in next(tokenized).ids:
+    b.add_item([piece], QUESTION_TYPE, [-1], ids.question, ids, in_paragraph=False)
+  b.end_segment()
+  for title, sentences in example.context:
+    supporting = facts.get(title, [])
+    b.add_global(ids.paragraph, ids, supporting=bool(supporting))
+    title_text = next(tokenized)
+    if supporting:
+      find(title_text, b.num_long)
+    b.add_item(title_text.ids, TITLE_TYPE, title_text.tokens_to_unigrams, ids.sentence, ids,
+               is_title=True, supporting=bool(supporting))
+    for index in range(len(sentences)):
+      sentence = next(tokenized)
+      if index in supporting:
+        find(sentence, b.num_long)
+      b.add_item(sentence.ids, SENTENCE_TYPE, sentence.tokens_to_unigrams, ids.sentence, ids,
+                 supporting=index in supporting)
+    b.end_segment(paragraph_done=True)
+
+  long_tokens = tokenizer.tokens(b.long["long_token_ids"])
+  global_tokens = tokenizer.tokens(b.glob["global_token_ids"])
+  num_long, num_global, skipped = b.num_long, b.num_global, b.skipped
+  padded = b.padded()
+  out = {"unique_ids": [example.qas_id], "type": [example.type], "level": [example.level]}
+  out.update((name, np.asarray(padded[name], np.int64)) for name in MODEL_INPUTS)
+  if is_training:
+    out["supporting_facts"] = np.asarray(padded["supporting_facts"], np.int64)
+    if not out["supporting_facts"].any():
+      raise Dropped("no supporting fact kept", "supporting_facts",
+                    "no supporting paragraph, title or sentence has a global token")
+    spans.sort(key=lambda span: span[1])
+    if answer in ("yes", "no"):
+      answer_type = ANSWER_TYPES[answer]
+    elif spans and spans[0][1] < long_len:
+      answer_type = ANSWER_TYPES["span"]
+    elif spans:
+      raise Dropped("answer past the long input", "answer",
+                    f"the first occurrence of {answer!r} ends at {spans[0][1]} >= {long_len}")
+    else:
+      raise Dropped("answer not found", "answer",
+                    f"{answer!r} occurs in no supporting title or sentence (case-sensitive)")
+    begin, end = spans[0] if spans else (0, 0)
+    out.update(answer_types=np.asarray([answer_type], np.int64),
+               answer_begins=np.asarray([begin], np.int64),
+               answer_ends=np.asarray([end], np.int64))
+  if not is_training or debug:
+    if tokenizer.wordpiece:
+      out["long_tokens_to_unigrams"] = np.asarray(padded["long_tokens_to_unigrams"], np.int64)
+    out["global_paragraph_ids"] = np.asarray(padded["global_paragraph_ids"], np.int64)
+    out["global_sentence_ids"] = np.asarray(padded["global_sentence_ids"], np.int64)
+  if debug:
+    out["long_tokens"], out["global_tokens"] = long_tokens, global_tokens
+  out["_stats"] = {"long": num_long, "global": num_global, "skipped": skipped}
+  return out
+
+
+def pop_stats(features: Dict[str, Any]) -> Dict[str, int]:
+  """Removes and returns the converter's counts (long / global tokens used, items skipped)."""
+  return features.pop("_stats")
+
+
+# ------------------------------------------------------------------------ raw records
+
+
+def _string_field(record: Dict[str, Any], name: str, default: Optional[str] = None) -> str:
+  value = record.get(name, default)
+  if not isinstance(value, str):
+    raise RecordProblem("bad field", name, f"expected a string, got {type(value).__name__}")
+  return value
+
+
+def parse_raw_record(record: Any, repairs: List[RecordProblem]) -> HotpotExample:
+  """A record read as Google's converter reads it: `_id`, `question` and `context` required;
+  `answer` (default ""), `supporting_facts` (default []), `type` and `level` (default "")
+  taken as they are, unchecked against the context (the converter decides what it can label).
+  RecordProblem names a field whose shape the converter cannot use."""
+  del repairs
+  qas_id = object_with_id(record, "record", "_id")
+  question = _string_field(record, "question")
+  context = record.get("context")
+  if not isinstance(context, list):
+    raise RecordProblem("malformed context", "context",
+                        f"expected a list of [title, sentences], got {type(context).__name__}")
+  paragraphs = []
+  for p, paragraph in enumerate(context):
+    if (not isinstance(paragraph, (list, tuple)) or len(paragraph) != 2
+        or not isinstance(paragraph[0], str) or not isinstance(paragraph[1], list)
+        or not all(isinstance(s, str) for s in paragraph[1])):
+      raise RecordProblem("malformed context", f"context[{p}]",
+                          "expected [title string, [sentence string, ...]]")
+    paragraphs.append((paragraph[0], list(paragraph[1])))
+  facts = record.get("supporting_facts", [])
+  if not isinstance(facts, list):
+    raise RecordProblem("bad supporting facts", "supporting_facts", "expected a list")
+  parsed = []
+  for i, fact in enumerate(facts):
+    if (not isinstance(fact, (list, tuple)) or len(fact) != 2 or not isinstance(fact[0], str)
+        or not isinstance(fact[1], int) or isinstance(fact[1], bool)):
+      raise RecordProblem("bad supporting facts", f"supporting_facts[{i}]",
+                          f"expected [title, integer index], got {fact!r}")
+    parsed.append((fact[0], fact[1]))
+  return HotpotExample(qas_id, question, paragraphs, answer=_string_field(record, "answer", ""),
+                       supporting_facts=parsed, type=_string_field(record, "type", ""),
+                       level=_string_field(record, "level", ""))
+
+
+def iter_training_examples(path: str, report: ReadReport,
+                           part: input_parts.Part = input_parts.WHOLE
+                           ) -> Iterator[HotpotExample]:
+  """The records of one part of a training file, read as Google's converter reads them
+  (`parse_raw_record`), streamed and counted in `report`."""
+  return iter_records(part.select(data.iter_records_of(path), "_id"), report, parse_raw_record,
+                      "_id", "record", lambda example: example.qas_id)
+
+
+def training_features(examples: Iterable[HotpotExample], tokenizer, config,
+                      report: ReadReport, counts: collections.Counter,
+                      progress_every: int = 1000, log: Callable[[str], None] = logging.info
+                      ) -> Iterator[Dict[str, Any]]:
+  """Google's training tf.Example features of a stream of examples (debug features included,
+  as its converter's defaults write them); a record it drops is skipped and counted in
+  `report` under the reason, items that did not fit in `counts`."""
+  text_tokenizer = TextTokenizer(tokenizer.tokenizer)
+  for i, example in enumerate(examples):
+    try:
+      f = convert_example(example, text_tokenizer, config.long_seq_len, config.global_seq_len,
+                          is_training=True)
+    except Dropped as e:
+      report.skip(e.reason, f"{report.path}: _id {example.qas_id}: field '{e.field}': {e}")
+      report.examples -= 1
+      continue
+    stats = pop_stats(f)
+    counts["examples"] += 1
+    counts["truncated examples"] += bool(stats["skipped"])
+    counts["skipped titles/sentences/question pieces"] += stats["skipped"]
+    yield f
+    if progress_every and (i + 1) % progress_every == 0:
+      log(f"  converted {i + 1} examples")
+
+
+def prediction_features(examples: Sequence[HotpotExample], tokenizer, config,
+                        log: Callable[[str], None] = logging.info) -> List[Dict[str, Any]]:
+  """Google's prediction features of every example (no labels, nothing dropped)."""
+  text_tokenizer = TextTokenizer(tokenizer.tokenizer)
+  out, truncated = [], 0
+  for example in examples:
+    f = convert_example(example, text_tokenizer, config.long_seq_len, config.global_seq_len,
+                        is_training=False, debug=False)
+    truncated += bool(pop_stats(f)["skipped"])
+    out.append(f)
+  log(f"converted {len(out)} example(s) to the official layout; {truncated} with titles or "
+      f"sentences left out to fit {config.long_seq_len} long / {config.global_seq_len} global "
+      "tokens")
+  return out

@@ -1,0 +1,198 @@
+"""Model outputs on official-layout features -> HotpotQA predictions, by the rules of Google's
+HotpotQA prediction code (etcmodel/models/hotpotqa/eval_utils.py, "span" answers).
+
+Per example (its official features f and the four head outputs):
+  supporting facts: every global token with sigmoid(sp_logit) >= threshold that is a sentence
+    token (global_paragraph_ids and global_sentence_ids both >= 0) gives
+    [title of paragraph global_paragraph_ids, global_sentence_ids]. No "at least one" rule.
+  answer type: argmax of the answer-type logits (the lowest index on a tie); 1 -> "yes",
+    2 -> "no".
+  span answer: the 50 most probable begins and the 50 most probable ends (softmax over all L
+    positions, ties to the lower position); a pair counts when both pieces are of type title or
+    sentence (long_token_type_ids 1 or 2, so the long [CLS] too), lie in the same title or
+    sentence (long_sentence_ids), begin <= end, at most 30 pieces, and the owning token is
+    predicted supporting (looked up at long_sentence_ids[begin]; -1 reads the last global
+    token, as numpy indexing does). The pair with the largest begin prob x end prob wins (a tie
+    goes to the larger begin, then end); none -> "".
+  answer text, WordPiece: the whitespace words long_tokens_to_unigrams[begin..end] of that
+    title or sentence, joined with spaces, narrowed to the detokenized pieces by BERT's
+    `get_final_text` alignment; SentencePiece: the pieces joined back.
+The threshold is chosen as Google's final evaluation chooses it: 0.0, 0.1, ..., 1.0, the first
+with the best joint F1.
+"""
+
+import collections
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from etc_realformer.data import tokenization
+from tasks.hotpotqa import metrics as metrics_lib
+from tasks.hotpotqa.data import HotpotExample
+from tasks.hotpotqa.decode import DEFAULT_THRESHOLD, ExampleOutput
+from tasks.hotpotqa.official import SENTENCE_TYPE, TITLE_TYPE
+from tasks.hotpotqa.official_text import join_sentencepieces, split_unigrams
+
+TOP_K = 50
+MAX_ANSWER_PIECES = 30
+THRESHOLDS = tuple(float(t) for t in np.linspace(0.0, 1.0, 11))
+ANSWER_TEXTS = {1: "yes", 2: "no"}
+
+Span = Tuple[int, int]
+
+
+def _sigmoid(x):
+  return 1.0 / (1.0 + np.exp(-np.asarray(x, np.float64)))
+
+
+def _softmax(x):
+  x = np.asarray(x, np.float32)
+  e = np.exp(x - x.max())
+  return e / e.sum()
+
+
+def top_k(probs: np.ndarray, k: int = TOP_K) -> np.ndarray:
+  """Positions of the k largest values, largest first, the lower position first on a tie."""
+  return np.argsort(-probs, kind="stable")[:k]
+
+
+def supporting_mask(output: ExampleOutput, threshold: float) -> np.ndarray:
+  """[G] bool: the global tokens predicted supporting."""
+  return _sigmoid(output.sp_logits) >= threshold
+
+
+def candidate_spans(f: Dict[str, np.ndarray], output: ExampleOutput, supporting: np.ndarray,
+                    max_answer_pieces: int = MAX_ANSWER_PIECES, k: int = TOP_K
+                    ) -> List[Tuple[float, Span]]:
+  """(begin prob x end prob, (begin, end)) of every allowed pair of top-k begins and ends."""
+  types, owners = f["long_token_type_ids"], f["long_sentence_ids"]
+  begin_probs, end_probs = _softmax(output.begin_logits), _softmax(output.end_logits)  # [L]
+  allowed = (SENTENCE_TYPE, TITLE_TYPE)
+  ends = [e for e in top_k(end_probs, k) if types[e] in allowed]
+  spans = []
+  for b in top_k(begin_probs, k):
+    if types[b] not in allowed:
+      continue
+    for e in ends:
+      if owners[b] != owners[e] or not supporting[owners[b]]:
+        continue
+      if b > e or e - b + 1 > max_answer_pieces:
+        continue
+      spans.append((float(begin_probs[b] * end_probs[e]), (int(b), int(e))))
+  return spans
+
+
+def _item_text(example: HotpotExample, f: Dict[str, np.ndarray], token: int) -> str:
+  """The title or sentence of a global token ("" outside paragraphs)."""
+  paragraph = int(f["global_paragraph_ids"][token])
+  if paragraph == -1:
+    return ""
+  title, sentences = example.context[paragraph]
+  sentence = int(f["global_sentence_ids"][token])
+  return title if sentence == -1 else sentences[sentence]
+
+
+def basic_tokens(text: str) -> List[str]:
+  """BERT's BasicTokenizer(do_lower_case=True) tokens of a text."""
+  spans = tokenization.basic_word_spans(text)
+  words = tokenization.basic_word_texts(text, spans, True)
+  return [token for word in words for token in tokenization.basic_words(word, True)]
+
+
+def _without_spaces(text: str) -> Tuple[str, Dict[int, int]]:
+  """(text without " ", {position in that text: position in `text`})."""
+  kept, positions = [], {}
+  for i, char in enumerate(text):
+    if char != " ":
+      positions[len(kept)] = i
+      kept.append(char)
+  return "".join(kept), positions
+
+
+def final_text(piece_text: str, word_text: str) -> str:
+  """The part of `word_text` (original words) that `piece_text` (normalized pieces) covers,
+  by a character alignment of the two without spaces (BERT's `get_final_text`); `word_text`
+  itself when the alignment fails."""
+  normalized = " ".join(basic_tokens(word_text))
+  start = normalized.find(piece_text)
+  if start == -1:
+    return word_text
+  end = start + len(piece_text) - 1
+  word_chars, word_positions = _without_spaces(word_text)
+  normalized_chars, normalized_positions = _without_spaces(normalized)
+  if len(word_chars) != len(normalized_chars):
+    return word_text
+  to_stripped = {original: stripped for stripped, original in normalized_positions.items()}
+  first = word_positions.get(to_stripped.get(start, -1))
+  last = word_positions.get(to_stripped.get(end, -1))
+  if first is None or last is None:
+    return word_text
+  return word_text[first:last + 1]
+
+
+def pieces_text(tokens: Sequence[str]) -> str:
+  """WordPiece pieces joined into normalized text ("##" continuations glued on)."""
+  text = " ".join(tokens).replace(" ##", "").replace("##", "")
+  return " ".join(text.strip().split())
+
+
+def span_text(example: HotpotExample, f: Dict[str, np.ndarray], span: Span, tokenizer) -> str:
+  """The answer text of a long span (see the module docstring)."""
+  begin, end = span
+  tokens = tokenizer.id_to_token(f["long_token_ids"][begin:end + 1].tolist())
+  if tokenizer.kind != "wordpiece":
+    return join_sentencepieces(tokens)
+  to_unigrams = f["long_tokens_to_unigrams"]
+  first, last = int(to_unigrams[begin]), int(to_unigrams[end])
+  words, _ = split_unigrams(_item_text(example, f, int(f["long_sentence_ids"][begin])))
+  return final_text(pieces_text(tokens), " ".join(words[first:last + 1]))
+
+
+def decode_example(example: HotpotExample, f: Dict[str, np.ndarray],
+                   output: Optional[ExampleOutput], tokenizer,
+                   threshold: float = DEFAULT_THRESHOLD,
+                   max_answer_pieces: int = MAX_ANSWER_PIECES) -> Tuple[str, List[list]]:
+  """-> (answer text, [[title, sentence index], ...]) of one example."""
+  if output is None or f is None:
+    return "", []
+  supporting = supporting_mask(output, threshold)
+  sp = []
+  for g in np.nonzero(supporting)[0]:
+    paragraph, sentence = int(f["global_paragraph_ids"][g]), int(f["global_sentence_ids"][g])
+    if paragraph != -1 and sentence != -1:
+      sp.append([example.context[paragraph][0], sentence])
+  answer_type = int(np.argmax(output.answer_type_logits))
+  if answer_type in ANSWER_TEXTS:
+    return ANSWER_TEXTS[answer_type], sp
+  spans = candidate_spans(f, output, supporting, max_answer_pieces)
+  if not spans:
+    return "", sp
+  return span_text(example, f, max(spans)[1], tokenizer), sp
+
+
+def make_predictions(examples: Sequence[HotpotExample], layouts: Dict[str, dict],
+                     outputs: Dict[str, ExampleOutput], tokenizer,
+                     threshold: float = DEFAULT_THRESHOLD) -> dict:
+  """The prediction file's content for every example ("" and [] where no output exists).
+
+  layouts: {id: the example's official features}; tokenizer: the run's project tokenizer."""
+  prediction = {"answer": {}, "sp": {}}
+  for example in examples:
+    answer, sp = decode_example(example, layouts.get(example.qas_id),
+                                outputs.get(example.qas_id), tokenizer, threshold)
+    prediction["answer"][example.qas_id] = answer
+    prediction["sp"][example.qas_id] = sp
+  return prediction
+
+
+def choose_threshold(examples, layouts, outputs, gold: List[dict], tokenizer,
+                     candidates: Sequence[float] = THRESHOLDS, key: str = "joint_f1"):
+  """(threshold, {threshold: metrics}): the first candidate with the best `key`."""
+  table = collections.OrderedDict()
+  best = None
+  for threshold in candidates:
+    prediction = make_predictions(examples, layouts, outputs, tokenizer, float(threshold))
+    table[float(threshold)] = metrics_lib.evaluate(gold, prediction)
+    if best is None or table[float(threshold)][key] > table[best][key]:
+      best = float(threshold)
+  return best, dict(table)

@@ -1,0 +1,113 @@
+"""The HotpotQA model of the official layout: Google's feature names in, Google's heads and loss.
+
+Encoder inputs, derived from Google's eight inference features the way its model derives its
+attention (multihop side inputs, non-flat sequence):
+  token_ids = long_token_ids, segment_ids = long_token_type_ids, global_token_ids,
+  global_segment_ids = global_token_type_ids, sentence_ids = long_sentence_ids (-1: [CLS]).
+  Contexts (the encoder's long/global_paragraph_ids): a global token's context is the number of
+  global breakpoints before it ([CLS] 0, question 1, paragraphs 2, 3, ...); a long piece takes
+  the context of its PARAGRAPH token (long_paragraph_ids), a question piece that of its own
+  token (long_sentence_ids), the long [CLS] context 0.
+  ignore_hard_g2l_mask: the global [CLS] (position 0, the only token Google's converter gives
+  the CLS id) and the PARAGRAPH tokens (those named by some long_paragraph_ids) see beyond the
+  pieces they own: the [CLS] everything, a PARAGRAPH token the pieces of its paragraph.
+  l2g_linked_ids = long_paragraph_ids: a piece's relation to its PARAGRAPH token is "own".
+On real tokens these give exactly Google's eight side inputs (tests/test_hotpotqa_official_
+layout.py); padding tokens attend only to themselves here (to other padding in Google's).
+Google's long_paragraph_ids / global_paragraph_ids mean something else than the encoder's
+features of the same names, so the records are never passed to the encoder as they are.
+
+Heads (run_finetuning_lib.build_model, "span" answers):
+  sp_logits [B, G] = Dense(1)(global_output); answer_type_logits [B, 3] = Dense(3) of the
+  global [CLS] output; begin_logits / end_logits [B, L] = Dense(2)(long_output).
+Loss: the plain mean of four terms, nothing masked: supporting facts (sigmoid cross-entropy
+summed over all G global positions, then the batch mean), answer type (cross-entropy), begin and
+end (softmax cross-entropy over all L long positions, for every example, yes/no ones too),
+each against one-hot targets, so that a target outside [0, L) (a yes/no answer whose text span
+lies past the long input) adds 0, as in Google's code.
+"""
+
+import tensorflow as tf
+
+from tasks.common.task_model import TaskModel
+from tasks.hotpotqa import official
+
+NUM_ANSWER_TYPES = 3
+OUTPUT_NAMES = ("answer_type_logits", "sp_logits", "begin_logits", "end_logits")
+
+
+def encoder_features(features):
+  """Google's inference features -> the encoder's features (all int32)."""
+  as_int = lambda name: tf.cast(features[name], tf.int32)  # pylint: disable=unnecessary-lambda-assignment
+  sentence, paragraph = as_int("long_sentence_ids"), as_int("long_paragraph_ids")    # [B, L]
+  global_ids = as_int("global_token_ids")                                             # [B, G]
+  global_context = tf.cumsum(as_int("global_paragraph_breakpoints"), axis=1,
+                             exclusive=True)                                          # [B, G]
+
+  def context_of(index):   # [B, L] global positions (-1 = none) -> their contexts
+    return tf.gather(global_context, tf.maximum(index, 0), batch_dims=1)
+
+  long_context = tf.where(paragraph >= 0, context_of(paragraph),
+                          tf.where(sentence >= 0, context_of(sentence), 0))          # [B, L]
+  batch, global_len = tf.shape(global_ids)[0], tf.shape(global_ids)[1]
+  slots = tf.where(paragraph >= 0, paragraph + tf.range(batch)[:, None] * global_len,
+                   batch * global_len)                         # [B, L] flat global index
+  named = tf.math.unsorted_segment_max(tf.ones_like(paragraph), slots,
+                                       batch * global_len + 1)[:batch * global_len]
+  named = tf.reshape(tf.maximum(named, 0), [batch, global_len])  # [B, G] PARAGRAPH tokens
+  first = tf.one_hot(0, global_len, dtype=tf.int32)[None]       # [1, G] the global [CLS]
+  return {"token_ids": as_int("long_token_ids"), "segment_ids": as_int("long_token_type_ids"),
+          "global_token_ids": global_ids, "global_segment_ids": as_int("global_token_type_ids"),
+          "sentence_ids": sentence, "long_paragraph_ids": long_context,
+          "global_paragraph_ids": global_context,
+          "ignore_hard_g2l_mask": tf.maximum(named, first), "l2g_linked_ids": paragraph}
+
+
+class OfficialHotpotQaModel(TaskModel):
+  """EtcModel + Google's supporting-fact, answer-type and span heads, on Google's features."""
+
+  model_features = official.MODEL_INPUTS
+  metric_names = ("loss", "sp_loss", "answer_type_loss", "begin_loss", "end_loss",
+                  "answer_type_accuracy", "sp_accuracy")
+
+  def make_heads(self):
+    self.sp_head = self.dense(1, "supporting_facts")
+    self.answer_type_head = self.dense(NUM_ANSWER_TYPES, "answer_type")
+    self.span_head = self.dense(2, "answer_span")
+    return [self.sp_head, self.answer_type_head, self.span_head]
+
+  def call(self, features, training=None):
+    out = self.encoder(encoder_features(features), training=training)
+    long_x, global_x = out["long_output"], out["global_output"]      # [B, L, H], [B, G, H]
+    span = tf.cast(self.span_head(long_x), tf.float32)                # [B, L, 2]
+    return {
+        "answer_type_logits": tf.cast(self.answer_type_head(global_x[:, 0]), tf.float32),
+        "sp_logits": tf.cast(self.sp_head(global_x)[..., 0], tf.float32),   # [B, G]
+        "begin_logits": span[..., 0],                                  # [B, L]
+        "end_logits": span[..., 1],
+    }
+
+  def compute_losses(self, features, outputs):
+    labels = tf.cast(features["supporting_facts"], tf.float32)               # [B, G]
+    sp_logits = outputs["sp_logits"]
+    sp_loss = tf.reduce_mean(tf.reduce_sum(
+        tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=sp_logits), axis=-1))
+
+    def softmax_loss(target, logits):
+      # One-hot targets as Google's: a position outside [0, depth) contributes 0 (a yes/no
+      # answer may carry a text span past the long input).
+      depth = tf.shape(logits)[-1]
+      one_hot = tf.one_hot(tf.cast(target, tf.int32), depth, dtype=logits.dtype)   # [B, depth]
+      return -tf.reduce_mean(tf.reduce_sum(one_hot * tf.nn.log_softmax(logits), axis=-1))
+
+    types = tf.cast(features["answer_types"], tf.int32)                       # [B]
+    type_loss = softmax_loss(types, outputs["answer_type_logits"])
+    begin_loss = softmax_loss(features["answer_begins"], outputs["begin_logits"])
+    end_loss = softmax_loss(features["answer_ends"], outputs["end_logits"])
+    type_right = tf.equal(tf.argmax(outputs["answer_type_logits"], -1, output_type=tf.int32),
+                          types)
+    sp_right = tf.equal(tf.cast(sp_logits > 0, tf.float32), labels)
+    return {"loss": (sp_loss + type_loss + begin_loss + end_loss) / 4.0, "sp_loss": sp_loss,
+            "answer_type_loss": type_loss, "begin_loss": begin_loss, "end_loss": end_loss,
+            "answer_type_accuracy": tf.reduce_mean(tf.cast(type_right, tf.float32)),
+            "sp_accuracy": tf.reduce_mean(tf.cast(sp_right, tf.float32))}

@@ -1,0 +1,407 @@
+"""HotpotQA's official layout: Google's converter outputs (tests/fixtures/official_features/
+hotpotqa) reproduced feature by feature, its quirks, the model's side inputs against a numpy
+restatement of Google's, its loss formula, training on records written by Google's pipeline,
+SentencePiece ids, and the task wiring."""
+
+import collections
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tf_keras
+
+import hotpot_fixtures as hf
+import test_official_tokenizers as tot
+from etc_realformer.data import tfrecords
+from etc_realformer.data import tokenization
+from etc_realformer import ops
+from synthetic_data import hotpotqa as synthetic_hotpotqa
+from tasks.hotpotqa import official
+from tasks.hotpotqa import official_decode
+from tasks.hotpotqa import official_model
+from tasks.hotpotqa.data import HotpotExample
+from tasks.hotpotqa.features import HotpotFeatureConfig
+from tasks.hotpotqa.official_text import TextTokenizer
+from tasks.hotpotqa.task import TASK
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURE = os.path.join(ROOT, "tests", "fixtures", "official_features", "hotpotqa")
+VOCAB = os.path.join(ROOT, "pretrained", "tiny_english", "vocab.txt")
+TINY = dict(vocab_size=30522, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+            intermediate_size=32, local_radius=4, relative_pos_max_distance=3,
+            relative_vocab_size=10, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+            use_hard_g2l_mask=True)
+
+
+def _load(name):
+  with open(os.path.join(FIXTURE, name), encoding="utf-8") as f:
+    return json.load(f)
+
+
+def _tokenizer():
+  return TextTokenizer(tokenization.load_tokenizer(vocab_file=VOCAB))
+
+
+def _config(**changes):
+  settings = _load("settings.json")["flag_defaults_used"]
+  values = dict(long_seq_len=settings["long_seq_length"],
+                global_seq_len=settings["global_seq_length"], layout="official")
+  values.update(changes)
+  return HotpotFeatureConfig(**values)
+
+
+def _convert(record, long_len=4096, global_len=256, is_training=True, tokenizer=None):
+  example = official.parse_raw_record(record, [])
+  f = official.convert_example(example, tokenizer or _tokenizer(), long_len, global_len,
+                               is_training)
+  official.pop_stats(f)
+  return f
+
+
+def _as_lists(value):
+  return [v.item() if hasattr(v, "item") else v for v in np.ravel(np.asarray(value))]
+
+
+def test_settings_are_the_converters():
+  settings = _load("settings.json")
+  config, ids = settings["input_config"], official.features_lib.global_ids_for("wordpiece")
+  assert (config["cls_token_id"], config["question_global_token_id"],
+          config["paragraph_global_token_id"], config["sentence_global_token_id"]) == (
+              ids.cls, ids.question, ids.paragraph, ids.sentence)
+  assert (config["global_token_type_id"], config["sentence_token_type_id"],
+          config["title_token_type_id"], config["question_token_type_id"]) == (
+              official.GLOBAL_TYPE, official.SENTENCE_TYPE, official.TITLE_TYPE,
+              official.QUESTION_TYPE)
+  assert config["answer_types_map"] == official.ANSWER_TYPES
+  with open(os.path.join(FIXTURE, "convert_sets.txt")) as f:
+    sets = dict(line.strip().split("=", 1) for line in f if line.strip())
+  config = _config()
+  assert (int(sets["features.long_seq_len"]), int(sets["features.global_seq_len"])) == (
+      config.long_seq_len, config.global_seq_len)
+
+
+def test_fixture_features_equal_googles():
+  records, gold = _load("input.json"), _load("features.json")
+  kinds = _load("settings.json")["feature_kinds"]
+  written = []
+  for record in records:
+    try:
+      written.append(_convert(record))
+    except official.Dropped:
+      pass
+  assert len(written) == len(gold)
+  for f, g in zip(written, gold):
+    assert f["unique_ids"] == [g["_id"]]
+    names = set(g) - {"_id", "_num_tf_examples"}
+    assert set(f) == names
+    for name in sorted(names):
+      assert _as_lists(f[name]) == list(g[name]), name
+      kind = tfrecords.to_tf_example({name: f[name]}).features.feature[name].WhichOneof("kind")
+      assert kind == kinds[name], name
+      if kind == "int64_list":
+        assert np.asarray(f[name]).dtype == np.int64, name
+
+
+def test_written_records_parse_back(tmp_path):
+  config = _config()
+  f = _convert(_load("input.json")[0])
+  path = str(tmp_path / "r.tfrecord")
+  with tf.io.TFRecordWriter(path) as writer:
+    writer.write(tfrecords.to_tf_example(f).SerializeToString())
+  dataset = tf.data.TFRecordDataset([path]).batch(1).map(TASK.parse_fn(config))
+  parsed = next(iter(dataset))
+  assert set(parsed) == set(official.MODEL_INPUTS + official.LABELS)
+  for name, value in parsed.items():
+    assert value.numpy()[0].tolist() == (f[name][0] if name in official.SCALAR_LABELS
+                                         else f[name].tolist()), name
+
+
+# ------------------------------------------------------------------------ quirks
+
+
+def test_answer_found_in_a_supporting_title_and_yes_searched_as_text():
+  record = hf.raw_record(answer="Zoë", supporting_facts=[["Zoë", 0]])
+  f = _convert(record)
+  tokens = f["long_tokens"]
+  begin, end = int(f["answer_begins"][0]), int(f["answer_ends"][0])
+  assert f["long_token_type_ids"][begin] == official.TITLE_TYPE   # the title comes first
+  assert "".join(t.lstrip("#") for t in tokens[begin:end + 1]) == "zoe"
+  record = hf.raw_record(answer="yes", context=[["Ann", ["Ann said yes ."]]],
+                         supporting_facts=[["Ann", 0]])
+  f = _convert(record)
+  assert f["answer_types"][0] == 1 and f["answer_begins"][0] > 0   # found as text
+  record = hf.raw_record(answer="yes", supporting_facts=[["Ann", 0]])
+  f = _convert(record)
+  assert (f["answer_types"][0], f["answer_begins"][0], f["answer_ends"][0]) == (1, 0, 0)
+
+
+def test_yes_no_spans_are_not_checked_against_the_long_length():
+  # The "yes" is found in a sentence that does not fit: its span keeps the offset where that
+  # sentence would have gone and ends past the long input; Google keeps the record (the span
+  # is only checked for span answers) and its one-hot loss ignores such a target.
+  long_sentence = " ".join(["kind"] * 30) + " yes"
+  record = hf.raw_record(answer="yes", context=[["Ann", ["Ann was born.", long_sentence]]],
+                         supporting_facts=[["Ann", 1]])
+  f = _convert(record, long_len=40)
+  assert f["answer_types"][0] == 1 and f["answer_ends"][0] >= 40
+  model = _model_for(40, 16)
+  batch = {name: tf.constant(np.asarray(f[name])[None].astype(np.int32))
+           for name in official.MODEL_INPUTS + ("supporting_facts",)}
+  batch.update({name: tf.constant(np.asarray(f[name]).astype(np.int32))
+                for name in official.SCALAR_LABELS})
+  losses = model.compute_losses(batch, model(batch, training=False))
+  assert np.isfinite(losses["loss"].numpy()) and losses["end_loss"].numpy() == 0.0
+
+
+def test_training_drops_what_googles_converter_drops():
+  with pytest.raises(official.Dropped, match="answer not found"):
+    _convert(hf.raw_record(answer="ann"))     # case-sensitive search
+  with pytest.raises(official.Dropped, match="no supporting fact"):
+    _convert(hf.raw_record(supporting_facts=[["Nobody", 0]]))
+  with pytest.raises(official.Dropped, match="answer not found"):
+    _convert(hf.raw_record(answer=""))
+  # Prediction converts everything, without labels.
+  f = _convert(hf.raw_record(answer="ann"), is_training=False)
+  assert "answer_types" not in f and "long_tokens_to_unigrams" in f
+
+
+def test_items_that_do_not_fit_are_skipped_whole_and_numbering_follows_google():
+  long_sentence = " ".join(["kind"] * 30)
+  record = hf.raw_record(context=[["Ann", ["Ann was born in 1921.", long_sentence, "Ann is."]]],
+                         supporting_facts=[["Ann", 0]])
+  f = _convert(record, long_len=40)
+  # [CLS] + 5 question pieces + PARAGRAPH, title, sentence 0, sentence 2 (sentence 1 skipped)
+  gtokens = f["global_tokens"]
+  assert len(gtokens) == 1 + 5 + 4
+  # the sentence after the skipped one takes its number (1, not 2)
+  assert f["global_sentence_ids"][:10].tolist() == [-1] * 6 + [-1, -1, 0, 1]
+  assert f["global_paragraph_ids"][:10].tolist() == [-1] * 6 + [0, 0, 0, 0]
+  assert f["long_paragraph_ids"][6:8].tolist() == [6, 6]
+  assert f["long_sentence_ids"][0] == -1 and f["long_sentence_ids"][1:6].tolist() == [1, 2, 3,
+                                                                                       4, 5]
+  assert f["long_tokens_to_unigrams"][:6].tolist() == [-1] * 6
+  assert len(f["long_tokens"]) == int((f["long_token_ids"] != 0).sum())
+
+
+def test_bad_records_name_the_field():
+  with pytest.raises(official.RecordProblem) as e:
+    official.parse_raw_record(hf.raw_record(context=[["Ann", "not a list"]]), [])
+  assert e.value.field == "context[0]"
+  with pytest.raises(official.RecordProblem) as e:
+    official.parse_raw_record(hf.raw_record(supporting_facts=[["Ann", "0"]]), [])
+  assert e.value.field == "supporting_facts[0]"
+
+
+def test_training_stream_counts_drops(tmp_path):
+  path = tmp_path / "train.json"
+  path.write_text(json.dumps([hf.raw_record(), hf.raw_record(_id="q2", answer="ann"),
+                              hf.raw_record(_id="q3", context="bad")]))
+  report = official.ReadReport(path=str(path))
+  counts = collections.Counter()
+  written = list(TASK.training_features(str(path), hf.tokenizer(tmp_path), _config(), report,
+                                        counts, log=lambda _: None))
+  assert [f["unique_ids"] for f in written] == [["q1"]]
+  assert report.records == 3 and report.examples == 1
+  assert report.skipped == {"answer not found": 1, "malformed context": 1}
+  assert any(m.startswith(f"{path}: _id q2: field 'answer': answer not found")
+             for m in report.messages), report.messages
+  assert any("(_id q3): field 'context'" in m for m in report.messages), report.messages
+
+
+# ------------------------------------------------------------------------ model
+
+
+def _google_side_inputs(f, radius, max_distance, cls_id=101):
+  """Google's multihop side inputs (non-flat sequence, hard g2l) from its features, numpy."""
+  lbp = np.asarray(f["long_paragraph_breakpoints"])                 # [L]
+  gbp = np.asarray(f["global_paragraph_breakpoints"])               # [G]
+  long_seg, global_seg = np.cumsum(lbp[::-1])[::-1], np.cumsum(gbp[::-1])[::-1]
+  sentence, paragraph = np.asarray(f["long_sentence_ids"]), np.asarray(f["long_paragraph_ids"])
+  gids = np.asarray(f["global_token_ids"])
+  num_long, num_global = len(lbp), len(gbp)
+  vocab = 2 * max_distance + 1
+
+  def relative(d):
+    return np.where(d > 0, np.minimum(d, max_distance),
+                    np.where(d < 0, max_distance + np.minimum(-d, max_distance), 0))
+
+  offsets = np.arange(-radius, radius + 1)
+  keys = np.arange(num_long)[:, None] + offsets[None]
+  key_seg = np.where((keys >= 0) & (keys < num_long),
+                     long_seg[np.clip(keys, 0, num_long - 1)], -1)   # [L, 2r+1]
+  l2g = (np.minimum(long_seg, 1)[:, None] == np.minimum(global_seg, 1)[None]).astype(int)
+  g = np.arange(num_global)
+  hard = ((g[:, None] == sentence[None]) | (g[:, None] == paragraph[None])
+          | (gids == cls_id)[:, None])                                # [G, L]
+  linked = ((sentence[:, None] == g[None]) | (paragraph[:, None] == g[None])).astype(int) + vocab
+  g2g_rel = np.where(global_seg[:, None] == global_seg[None], relative(g[None] - g[:, None]),
+                     vocab + 2)
+  return {"l2l_att_mask": (key_seg == long_seg[:, None]).astype(int),
+          "g2g_att_mask": (np.minimum(global_seg, 1)[:, None]
+                           == np.minimum(global_seg, 1)[None]).astype(int),
+          "l2g_att_mask": l2g, "g2l_att_mask": l2g.T * hard,
+          "l2l_relative_att_ids": np.broadcast_to(relative(offsets)[None], key_seg.shape),
+          "g2g_relative_att_ids": g2g_rel, "l2g_relative_att_ids": linked,
+          "g2l_relative_att_ids": linked.T}
+
+
+@pytest.mark.parametrize("long_len, global_len", [(4096, 256), (150, 40), (97, 30), (200, 25)])
+def test_side_inputs_equal_googles_on_real_tokens(long_len, global_len):
+  radius, max_distance = 8, 4
+  for record in _load("input.json"):
+    try:
+      f = _convert(record, long_len, global_len)
+    except official.Dropped:
+      continue
+    batch = {name: tf.constant(f[name][None].astype(np.int32)) for name in official.MODEL_INPUTS}
+    derived = official_model.encoder_features(batch)
+    ours = ops.make_side_inputs(
+        ops.example_ids_from_token_ids(derived["token_ids"]),
+        ops.example_ids_from_token_ids(derived["global_token_ids"]), derived["sentence_ids"],
+        radius, max_distance, use_hard_g2l_mask=True,
+        long_paragraph_ids=derived["long_paragraph_ids"],
+        global_paragraph_ids=derived["global_paragraph_ids"],
+        ignore_hard_g2l_mask=derived["ignore_hard_g2l_mask"],
+        l2g_linked_ids=derived["l2g_linked_ids"])
+    google = _google_side_inputs(f, radius, max_distance)
+    real = {"l": f["long_token_ids"] != 0, "g": f["global_token_ids"] != 0}
+    for name, want in google.items():
+      got = ours[name].numpy()[0]
+      rows = real[name[0]]
+      allowed = google[name[:3] + "_att_mask"] == 1 if "relative" in name else True
+      wrong = (got != want) & allowed
+      assert not wrong[rows].any(), (name, long_len, global_len, record["_id"])
+
+
+def _batch(records, long_len=4096, global_len=256):
+  fs = [_convert(r, long_len, global_len) for r in records]
+  batch = {}
+  for name in official.MODEL_INPUTS + official.LABELS:
+    value = np.stack([f[name] for f in fs]).astype(np.int32)
+    batch[name] = tf.constant(value[:, 0] if name in official.SCALAR_LABELS else value)
+  return batch
+
+
+def _model():
+  return _model_for(4096, 256)
+
+
+def _model_for(long_len, global_len):
+  model_config = TASK.parse_sections({"model": TINY, "features": {}, "train": {}})[0]
+  model = TASK.build_model(model_config, _config(long_seq_len=long_len,
+                                                 global_seq_len=global_len))
+  assert isinstance(model, official_model.OfficialHotpotQaModel)
+  model.build()
+  return model
+
+
+def test_model_loss_is_googles_formula():
+  model = _model()
+  batch = _batch(_load("input.json")[:3])
+  outputs = {k: v.numpy() for k, v in model(batch, training=False).items()}
+  assert outputs["sp_logits"].shape == (3, 256) and outputs["begin_logits"].shape == (3, 4096)
+
+  def ce(labels, logits):
+    logits = logits.astype(np.float64)
+    logp = logits - logits.max(-1, keepdims=True)
+    logp -= np.log(np.exp(logp).sum(-1, keepdims=True))
+    return -np.mean(logp[np.arange(len(labels)), labels])
+  sp, x = batch["supporting_facts"].numpy(), outputs["sp_logits"].astype(np.float64)
+  sp_loss = np.mean(np.sum(np.maximum(x, 0) - x * sp + np.log1p(np.exp(-np.abs(x))), -1))
+  want = (sp_loss + ce(batch["answer_types"].numpy(), outputs["answer_type_logits"])
+          + ce(batch["answer_begins"].numpy(), outputs["begin_logits"])
+          + ce(batch["answer_ends"].numpy(), outputs["end_logits"])) / 4
+  got = model.compute_losses(batch, {k: tf.constant(v) for k, v in outputs.items()})
+  np.testing.assert_allclose(got["loss"].numpy(), want, rtol=1e-5)
+
+
+def _google_records(path):
+  """features.json as Google's pipeline writes it, each feature of its kind."""
+  kinds = _load("settings.json")["feature_kinds"]
+  with tf.io.TFRecordWriter(path) as writer:
+    for entry in _load("features.json"):
+      feature = {}
+      for name, values in entry.items():
+        if name in ("_id", "_num_tf_examples"):
+          continue
+        if kinds[name] == "bytes_list":
+          feature[name] = tf.train.Feature(bytes_list=tf.train.BytesList(
+              value=[v.encode("utf-8") for v in values]))
+        else:
+          feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+      writer.write(tf.train.Example(features=tf.train.Features(feature=feature))
+                   .SerializeToString())
+
+
+def test_trains_on_records_written_by_googles_pipeline(tmp_path):
+  path = str(tmp_path / "google.tfrecord")
+  _google_records(path)
+  model = _model()
+  dataset = tfrecords.make_dataset([path], None, 2, parse_fn=TASK.parse_fn(_config()))
+  model.compile(optimizer=tf_keras.optimizers.Adam(1e-3))
+  history = model.fit(dataset, steps_per_epoch=2, epochs=1, verbose=0)
+  assert np.isfinite(history.history["loss"][0])
+
+
+def test_export_inputs_are_googles_inference_features():
+  config = _config()
+  assert set(TASK.export_inputs(config)) == set(official.MODEL_INPUTS)
+  assert TASK.export_inputs(config)["long_token_ids"] == 4096
+
+
+# ------------------------------------------------------------------------ SentencePiece
+
+
+def test_sentencepiece_ids_and_spans(tmp_path):
+  tokenizer = TextTokenizer(tokenization.tokenizer_for_vocab(tot._write_model(tmp_path)))
+  f = _convert(hf.raw_record(), 128, 64, tokenizer=tokenizer)
+  question = tokenizer.tokenize(["Who was born first?"])[0].ids
+  gids = f["global_token_ids"]
+  assert gids[0] == 40 and gids[1:1 + len(question)].tolist() == [41] * len(question)
+  assert gids[1 + len(question)] == 43 and gids[2 + len(question)] == 1
+  assert "long_tokens_to_unigrams" not in f
+  begin, end = int(f["answer_begins"][0]), int(f["answer_ends"][0])
+  assert f["answer_types"][0] == 0
+  assert "".join(f["long_tokens"][begin:end + 1]).replace(tokenization.SPM_WORD_START, "") == "Ann"
+  assert f["long_token_type_ids"][begin] == official.TITLE_TYPE
+
+
+def test_layout_is_a_feature_setting():
+  assert HotpotFeatureConfig(layout="official", max_question_pieces=10**6).layout == "official"
+  with pytest.raises(ValueError, match="layout"):
+    HotpotFeatureConfig(layout="google")
+  example = HotpotExample("q", "Who?", [("Ann", ["Ann."])], answer="Ann",
+                          supporting_facts=[("Ann", 0)])
+  tokenizer = _tokenizer()
+  f = official.convert_example(example, tokenizer, 16, 8, is_training=True)
+  pieces = sum(len(t.ids) for t in tokenizer.tokenize(["Who?", "Ann", "Ann."]))
+  assert official.pop_stats(f) == {"long": 1 + pieces, "global": 6, "skipped": 0}
+
+
+# ------------------------------------------------------------------------ the task
+
+
+def test_finetune_export_and_predict_with_the_official_layout(tmp_path):
+  """convert -> train -> dev threshold -> export -> predict through the export, official."""
+  files = synthetic_hotpotqa.ensure_demo_data(str(tmp_path / "data"), 12, 4, seed=0)
+  config = TASK.load_run_config(os.path.join(ROOT, "configs", "hotpotqa", "tiny.yaml"))
+  config["model"].update(num_hidden_layers=1, hidden_size=16, intermediate_size=32)
+  config["features"].update(layout="official", long_seq_len=512, global_seq_len=64)
+  config["train"].update(train_file=files["train"], dev_file=files["dev"], init_checkpoint="",
+                         num_train_steps=2, warmup_steps=0, batch_size=4, log_every=1)
+  run = str(tmp_path / "run")
+  metrics = TASK.run_finetuning(config, run, verbose=0)
+  skipped = sum(metrics["train_skipped"].values())       # records Google's converter drops
+  assert metrics["train_written"] + skipped == 12 and metrics["train_written"]
+  assert metrics["train_conversion"]["examples"] == metrics["train_written"]
+  assert metrics["sp_threshold"] in official_decode.THRESHOLDS
+  prediction = TASK.predict_file(os.path.join(run, "export"), files["dev"],
+                                 str(tmp_path / "pred.json"))
+  with open(files["dev"], encoding="utf-8") as f:
+    ids = {r["_id"] for r in json.load(f)}
+  assert set(prediction["answer"]) == set(prediction["sp"]) == ids
+  with open(os.path.join(run, "export", "task_config.json"), encoding="utf-8") as f:
+    assert json.load(f)["feature_config"]["layout"] == "official"
+
