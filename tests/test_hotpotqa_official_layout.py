@@ -25,6 +25,7 @@ from tasks.hotpotqa.data import HotpotExample
 from tasks.hotpotqa.features import HotpotFeatureConfig
 from tasks.hotpotqa.official_text import TextTokenizer
 from tasks.hotpotqa.task import TASK
+import official_fixtures
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "official_features", "hotpotqa")
@@ -318,21 +319,7 @@ def test_model_loss_is_googles_formula():
 
 
 def _google_records(path):
-  """features.json as Google's pipeline writes it, each feature of its kind."""
-  kinds = _load("settings.json")["feature_kinds"]
-  with tf.io.TFRecordWriter(path) as writer:
-    for entry in _load("features.json"):
-      feature = {}
-      for name, values in entry.items():
-        if name in ("_id", "_num_tf_examples"):
-          continue
-        if kinds[name] == "bytes_list":
-          feature[name] = tf.train.Feature(bytes_list=tf.train.BytesList(
-              value=[v.encode("utf-8") for v in values]))
-        else:
-          feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=values))
-      writer.write(tf.train.Example(features=tf.train.Features(feature=feature))
-                   .SerializeToString())
+  official_fixtures.write_google_records("hotpotqa", path)
 
 
 def test_trains_on_records_written_by_googles_pipeline(tmp_path):

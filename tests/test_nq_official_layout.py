@@ -19,6 +19,7 @@ from tasks.common.read_report import ReadReport
 from tasks.nq import data, official
 from tasks.nq import features as features_lib
 from tasks.nq.task import TASK
+import official_fixtures
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "official_features", "nq")
 
@@ -29,12 +30,7 @@ def _settings():
 
 
 def _config(**overrides):
-  sets = {}
-  with open(os.path.join(FIXTURE, "convert_sets.txt")) as f:
-    for line in f:
-      if line.strip():
-        key, value = line.strip().split("=")
-        sets[key.split(".", 1)[1]] = float(value) if "." in value else int(value)
+  sets = official_fixtures.convert_sets("nq")
   flags = _settings()["flag_defaults_used"]
   sets.update(max_question_pieces=flags["question_len"], layout="official")
   sets.update(overrides)
@@ -173,16 +169,10 @@ TINY = dict(vocab_size=1940, hidden_size=16, num_hidden_layers=1, num_attention_
 
 
 def _google_records(path):
-  """features.json written as Google's pipeline writes it: every feature an int64_list."""
+  """Writes features.json as Google's pipeline writes it; -> its entries."""
+  official_fixtures.write_google_records("nq", path)
   with open(os.path.join(FIXTURE, "features.json")) as f:
-    entries = json.load(f)
-  with tf.io.TFRecordWriter(path) as writer:
-    for entry in entries:
-      feature = {name: tf.train.Feature(int64_list=tf.train.Int64List(value=values))
-                 for name, values in entry.items() if name not in ("example_id", "window")}
-      writer.write(tf.train.Example(features=tf.train.Features(feature=feature))
-                   .SerializeToString())
-  return entries
+    return json.load(f)
 
 
 def test_model_loss_is_googles_formula():

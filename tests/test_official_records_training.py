@@ -2,73 +2,20 @@
 
 For each task, the fixture's tf.Examples (Google's converter outputs for the records in
 tests/fixtures/official_features/<task>, every feature under its official name and kind) are
-written to a TFRecord file the way Google's pipeline writes them (gzip-compressed or not); a fine-tuning run with
-`features.layout: official` and `train.train_records` pointing at that file trains a tiny model on
-them without converting anything: the loss is finite, the weights move and the run counts the
-records.
+written to a TFRecord file the way Google's pipeline writes them (gzip-compressed or not); a
+fine-tuning run with `features.layout: official` and `train.train_records` pointing at that file
+trains a tiny model on them without converting anything: the loss is finite, the run counts the
+records and exports.
 """
 
-import json
 import math
 import os
 
-import numpy as np
 import pytest
-import tensorflow as tf
 
-from etc_realformer.io_utils import yaml_load
+from official_fixtures import FIXTURES, ROOT, convert_sets, write_google_records
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures", "official_features")
 TASKS = ("hotpotqa", "nq", "openkp", "wikihop")
-
-
-def fixture_examples(task):
-  """[(features dict, kinds dict)] of the fixture's tf.Examples, kinds from settings.json."""
-  folder = os.path.join(FIXTURES, task)
-  with open(os.path.join(folder, "settings.json"), encoding="utf-8") as f:
-    kinds = json.load(f)["feature_kinds"]
-  with open(os.path.join(folder, "features.json"), encoding="utf-8") as f:
-    entries = json.load(f)
-  out = []
-  for entry in entries:
-    values = entry.get("features", entry)
-    out.append({name: values[name] for name in kinds})
-  return out, kinds
-
-
-def write_google_records(task, path, gzip=False):
-  """Writes the fixture entries as Google's pipeline does: one tf.Example each, every feature
-  an int64_list, float_list or bytes_list as Google's converter typed it (gzip-compressed, as
-  its Beam pipelines write them, when `gzip`)."""
-  examples, kinds = fixture_examples(task)
-  with tf.io.TFRecordWriter(path, "GZIP" if gzip else None) as writer:
-    for values in examples:
-      feature = {}
-      for name, kind in kinds.items():
-        value = values[name]
-        value = value if isinstance(value, list) else [value]
-        if kind == "int64_list":
-          feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=value))
-        elif kind == "float_list":
-          feature[name] = tf.train.Feature(float_list=tf.train.FloatList(value=value))
-        else:
-          feature[name] = tf.train.Feature(bytes_list=tf.train.BytesList(
-              value=[v.encode("utf-8") for v in value]))
-      writer.write(tf.train.Example(
-          features=tf.train.Features(feature=feature)).SerializeToString())
-  return len(examples)
-
-
-def convert_sets(task):
-  """The fixture's lengths as {features key: value} (convert_sets.txt)."""
-  sets = {}
-  with open(os.path.join(FIXTURES, task, "convert_sets.txt"), encoding="utf-8") as f:
-    for line in f:
-      if line.strip():
-        key, value = line.strip().split("=", 1)
-        sets[key.split(".", 1)[1]] = yaml_load(value)
-  return sets
 
 
 @pytest.mark.parametrize("task", TASKS)

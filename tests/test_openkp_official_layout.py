@@ -22,6 +22,7 @@ from tasks.openkp.data import read_pages
 from tasks.openkp.inference import Predictor
 from tasks.openkp.model import OfficialOpenKpModel, example_breakpoints, scale_dense
 from tasks.openkp.task import TASK
+import official_fixtures
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "official_features", "openkp")
@@ -222,14 +223,8 @@ def test_sentencepiece_pieces_per_word(tmp_path):
 
 
 def _google_records(tmp_path):
-  """The fixture's features.json entries as tf.Examples with Google's names and kinds."""
-  kinds = _read_json("settings.json")["feature_kinds"]
   path = str(tmp_path / "google.tfrecord")
-  with tf.io.TFRecordWriter(path) as writer:
-    for entry in _read_json("features.json"):
-      example = {name: np.asarray(values, np.float32 if kinds[name] == "float_list" else np.int64)
-                 for name, values in entry["features"].items()}
-      writer.write(tfrecords.to_tf_example(example).SerializeToString())
+  official_fixtures.write_google_records("openkp", path)
   return path
 
 

@@ -21,6 +21,7 @@ from tasks.common.read_report import ReadReport, RecordProblem
 from tasks.wikihop import data, official, official_model, official_records, official_sentences
 from tasks.wikihop.features import WikiHopFeatureConfig
 from tasks.wikihop.task import TASK
+import official_fixtures
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "official_features", "wikihop")
@@ -33,12 +34,7 @@ def _load(name):
 
 
 def _config(**overrides):
-  sets = {}
-  with open(os.path.join(FIXTURE, "convert_sets.txt")) as f:
-    for line in f:
-      if line.strip():
-        key, value = line.strip().split("=")
-        sets[key.split(".", 1)[1]] = int(value)
+  sets = official_fixtures.convert_sets("wikihop")
   flags = _load("settings.json")["flag_values"]
   sets.update(max_num_sentences=flags["max_num_sentences"], layout="official")
   sets.update(overrides)
@@ -339,22 +335,7 @@ def test_model_reads_googles_features_and_masks_non_candidates(tmp_path):
 
 
 def _google_records(path):
-  """The fixture's features.json entries as tf.Examples with Google's names and kinds."""
-  kinds = _load("settings.json")["feature_kinds"]
-  with tf.io.TFRecordWriter(path) as writer:
-    for entry in _load("features.json"):
-      feature = {}
-      for name, kind in kinds.items():
-        values = entry[name]
-        if kind == "bytes_list":
-          feature[name] = tf.train.Feature(bytes_list=tf.train.BytesList(
-              value=[v.encode("utf-8") for v in values]))
-        elif kind == "float_list":
-          feature[name] = tf.train.Feature(float_list=tf.train.FloatList(value=values))
-        else:
-          feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=values))
-      writer.write(tf.train.Example(features=tf.train.Features(feature=feature))
-                   .SerializeToString())
+  official_fixtures.write_google_records("wikihop", path)
 
 
 def test_trains_on_records_written_by_googles_pipeline(tmp_path):
