@@ -60,6 +60,9 @@ def define_flags(task) -> None:
   flags.DEFINE_integer("num_dev", None, f"demo: synthetic dev {task.demo_unit} (default "
                                         f"{task.demo_sizes[1]}).")
   flags.DEFINE_integer("seed", 0, "demo: seed of the synthetic data.")
+  flags.DEFINE_enum("data_style", "demo", ["demo", "benchmark"],
+                    "demo: 'demo' (short, one template family) or 'benchmark' (benchmark "
+                    "lengths, several template families, held-out-family splits).")
   task.define_flags(flags)
 
 
@@ -129,7 +132,8 @@ def convert(task) -> Dict:
 
 def demo(task) -> Dict:
   summary = task.run_demo(FLAGS.config, FLAGS.output_dir or f"runs/{task.name}_demo",
-                          FLAGS.num_train, FLAGS.num_dev, FLAGS.seed, FLAGS.set, FLAGS.verbose)
+                          FLAGS.num_train, FLAGS.num_dev, FLAGS.seed, FLAGS.set, FLAGS.verbose,
+                          FLAGS.data_style)
   print(task.demo_report(summary))
   print("\ntime per step (s):")
   for name, seconds in summary["timings_seconds"].items():

@@ -48,7 +48,15 @@ Log = Callable[[str], None]
 
 SPLIT_TITLES = {"dev": "synthetic dev set (names seen in training)",
                 "dev_unseen": "synthetic dev set about unseen entities",
-                "test_unseen": "synthetic test set about unseen entities"}
+                "test_unseen": "synthetic test set about unseen entities",
+                "dev_unseen_templates": "synthetic dev set, unseen entities written with "
+                                        "template families never seen in training",
+                "test_unseen_templates": "synthetic test set, unseen entities written with "
+                                         "template families never seen in training"}
+# Demo data: "demo" is the short single-family data the tests and the quick demos use;
+# "benchmark" is long, written by several template families, with held-out-family splits
+# (synthetic_data/<task>_benchmark.py, docs/synthetic_data/).
+DATA_STYLES = ("demo", "benchmark")
 
 
 def demo_splits(summary: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
@@ -170,15 +178,20 @@ class Task(abc.ABC):
   def format_metrics(self, scores: Dict[str, Any]) -> str:
     return self.metrics.format_metrics(scores)
 
-  def make_demo_data(self, directory: str, num_train: int, num_dev: int, seed: int
-                     ) -> Dict[str, str]:
+  def make_demo_data(self, directory: str, num_train: int, num_dev: int, seed: int,
+                     data_style: str = "demo") -> Dict[str, str]:
     """Writes (or reuses) synthetic files in the official format: {split: path} with "train",
     "dev" (entities named from the training lexicon) and, where the generator has them,
-    "dev_unseen" and "test_unseen" (entities whose names never occur in training).
+    "dev_unseen" and "test_unseen" (entities whose names never occur in training); with
+    `data_style` "benchmark", long documents from several template families and the splits
+    "dev_unseen_templates" / "test_unseen_templates" (families held out of training).
 
     The generators live in the `synthetic_data` package of a source checkout (not installed).
     """
-    generator = importlib.import_module(f"synthetic_data.{self.name}")
+    if data_style not in DATA_STYLES:
+      raise ValueError(f"data_style {data_style!r}: expected one of {', '.join(DATA_STYLES)}")
+    module = self.name if data_style == "demo" else f"{self.name}_benchmark"
+    generator = importlib.import_module(f"synthetic_data.{module}")
     files = generator.ensure_demo_data(directory, num_train, num_dev, seed)
     return dict(files) if isinstance(files, dict) else {"train": files[0], "dev": files[1]}
 
@@ -465,13 +478,15 @@ class Task(abc.ABC):
 
   def run_demo(self, config_path: Optional[str], output_dir: str,
                num_train: Optional[int] = None, num_dev: Optional[int] = None, seed: int = 0,
-               overrides: Sequence[str] = (), verbose: int = 2) -> Dict[str, Any]:
+               overrides: Sequence[str] = (), verbose: int = 2, data_style: str = "demo"
+               ) -> Dict[str, Any]:
     """Synthetic data -> fine-tune -> predict through the export -> score next to the
     baselines. Returns the summary (also in <output_dir>/demo_summary.json)."""
     num_train = self.demo_sizes[0] if num_train is None else num_train
     num_dev = self.demo_sizes[1] if num_dev is None else num_dev
     return demo.run_task_demo(
-        self, lambda directory: self.make_demo_data(directory, num_train, num_dev, seed),
+        self, lambda directory: self.make_demo_data(directory, num_train, num_dev, seed,
+                                                    data_style),
         config_path or self.default_config(), output_dir, overrides, verbose)
 
 
