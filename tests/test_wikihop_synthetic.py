@@ -11,6 +11,8 @@ import sys
 
 import pytest
 
+import hash_seeds
+
 from synthetic_data import lexicon
 from synthetic_data import wikihop as synthetic
 
@@ -229,14 +231,7 @@ def test_same_arguments_give_identical_items():
 
 
 def digests_across_hash_seeds(code):
-  """The distinct outputs of `code` run under two PYTHONHASHSEED values."""
-  digests = set()
-  for hash_seed in ("1", "2"):
-    env = dict(os.environ, PYTHONHASHSEED=hash_seed)
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
-                         text=True, check=True)
-    digests.add(out.stdout.strip())
-  return digests
+  return hash_seeds.outputs_under_hash_seeds(code)
 
 
 def test_items_do_not_depend_on_the_process_hash_seed():
