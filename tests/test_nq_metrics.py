@@ -153,3 +153,30 @@ def test_synthetic_dev_gold_through_the_export_path_scores_one(tmp_path):
   assert len(entries) == 80 and all(isinstance(e["example_id"], int) for e in entries)
   assert any(e["yes_no_answer"] != "NONE" for e in entries)
   assert any(e["short_answers"] for e in entries)
+
+
+def test_first_paragraph_baseline_scores_what_it_should(tmp_path):
+  # Two pages with TOKENS: gold long answer candidate 0 (the first <P>, tokens [1, 5)) and
+  # candidate 4 (the second <P>). "first paragraph" answers candidate 0 on both: 1 of 2
+  # predictions right, 1 of 2 gold answers found -> long F1 0.5. A page that opens with a
+  # list gets the first <P> after it.
+  from tasks.nq import baselines  # pylint: disable=import-outside-toplevel
+  records = [nf.record(1, "q one", TOKENS, [A(TOKENS, 0)] * 3 + [A(TOKENS)] * 2),
+             nf.record(2, "q two", TOKENS, [A(TOKENS, 4)] * 3 + [A(TOKENS)] * 2)]
+  path = nf.write_jsonl_gz(records, str(tmp_path / "dev.jsonl.gz"))
+  examples, _ = data.read_examples(path, with_labels=True)
+  assert [baselines.first_paragraph_index(e) for e in examples] == [0, 0]
+  prediction = baselines.first_paragraph_predictions(examples)
+  for e in prediction["predictions"]:
+    assert (e["long_answer"]["start_token"], e["long_answer"]["end_token"]) == (1, 5)
+    assert e["short_answers"] == [] and e["long_answer_score"] == 1.0
+  scores = metrics.evaluate(path, prediction)
+  assert scores["long-best-threshold-f1"] == pytest.approx(0.5)
+  assert scores["short-best-threshold-f1"] == 0.0
+  lists_first = ["<HTML>", "<Ul>", "<Li>", "c", "</Li>", "</Ul>", "<P>", "e", "</P>", "</HTML>"]
+  record = nf.record(9, "q", lists_first, [A(lists_first, 2)] * 5)
+  example, _ = data.read_examples(nf.write_jsonl_gz([record], str(tmp_path / "l.jsonl.gz")),
+                                  with_labels=True)
+  assert baselines.first_paragraph_index(example[0]) == 2
+  assert baselines.first_paragraph_predictions(example)["predictions"][0]["long_answer"][
+      "start_token"] == 6

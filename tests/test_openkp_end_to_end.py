@@ -1,6 +1,8 @@
-"""OpenKP end to end: the demo (generate, fine-tune, export, predict, score) beats the
-first-five-words and frequent-n-gram baselines; the JSONL covers every url of the input with
-lists of words; the command lines work on the demo's files."""
+"""OpenKP end to end on the benchmark-style data (long pages, held-out template families): the
+demo (generate, fine-tune, export, predict, score) beats the frequent-n-gram and first-words
+baselines on every split, including the page families it never saw in training; the JSONL
+covers every url of the input with lists of words; the command lines work on the demo's
+files."""
 
 import json
 import os
@@ -12,45 +14,55 @@ import pytest
 from tasks.openkp.task import TASK
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CONFIG = os.path.join(ROOT, "configs", "openkp", "tiny.yaml")
+CONFIG = os.path.join(ROOT, "configs", "openkp", "tiny_long.yaml")
+DEV_FILE = "OpenKPBenchmarkDev.jsonl"
 
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
   out = str(tmp_path_factory.mktemp("openkp_demo"))
-  # 400 steps on 1000 pages (the demo: 600 on 1500) keep the suite short; measured F1@3 0.525
-  # (dev), 0.504 / 0.527 (dev_unseen / test_unseen) against frequent n-grams 0.200 / 0.175 /
-  # 0.198.
-  summary = TASK.run_demo(CONFIG, out, num_train=1000, num_dev=200, seed=0, verbose=0,
-                              overrides=["train.num_train_steps=400", "train.warmup_steps=40"])
+  # The benchmark-style demo, reduced to keep the suite short: 1000 pages, 400 steps, 1,024
+  # long tokens (the demo: 1500 pages, 600 steps, 4,096 tokens; docs/long_documents.md).
+  summary = TASK.run_demo(CONFIG, out, num_train=1000, num_dev=150, seed=0, verbose=0,
+                          data_style="benchmark",
+                          overrides=["features.long_seq_len=1024", "features.global_seq_len=128",
+                                     "train.num_train_steps=400", "train.warmup_steps=40"])
   return out, summary
+
+
+def best_baseline(scores):
+  return max(b["F1@3"] for b in scores["baseline_metrics"].values())
 
 
 @pytest.mark.slow
 def test_demo_beats_the_baselines(demo_run):
+  # Measured with these settings: F1@3 0.570 vs frequent n-grams 0.226 (first words 0). The
+  # floors leave room for run-to-run variation of a tiny model.
   _, summary = demo_run
-  model, baselines = summary["dev_metrics"], summary["baseline_metrics"]
-  # The floor leaves room for run-to-run variation of a tiny model.
-  best_baseline = max(b["F1@3"] for b in baselines.values())
-  assert model["F1@3"] >= best_baseline + 0.05
-  assert summary["in_memory_dev_metrics"]["F1@3"] == pytest.approx(model["F1@3"], abs=0.01)
+  assert summary["dev_metrics"]["F1@3"] >= best_baseline(summary) + 0.20
+  assert summary["in_memory_dev_metrics"]["F1@3"] == pytest.approx(
+      summary["dev_metrics"]["F1@3"], abs=0.01)
 
 
 @pytest.mark.slow
-def test_demo_beats_the_baselines_on_unseen_entities(demo_run):
-  # Pages about entities whose names never occur in training: the key phrases cannot be
-  # remembered, only read from the page (measured in docs/unseen_entities.md).
+def test_demo_beats_the_baselines_on_unseen_names_and_unseen_templates(demo_run):
+  # Unseen names: the key phrases cannot be remembered, only read (measured 0.554 vs 0.246).
+  # Unseen templates: encyclopedia, directory and blog pages, kinds of page never seen in
+  # training (measured 0.417 / 0.407 vs 0.292 / 0.296).
   _, summary = demo_run
-  for split in ("dev_unseen", "test_unseen"):
+  assert set(summary["splits"]) == {"dev_unseen", "dev_unseen_templates",
+                                    "test_unseen_templates"}
+  scores = summary["splits"]["dev_unseen"]
+  assert scores["dev_metrics"]["F1@3"] >= best_baseline(scores) + 0.20
+  for split in ("dev_unseen_templates", "test_unseen_templates"):
     scores = summary["splits"][split]
-    best_baseline = max(b["F1@3"] for b in scores["baseline_metrics"].values())
-    assert scores["dev_metrics"]["F1@3"] >= best_baseline + 0.20
+    assert scores["dev_metrics"]["F1@3"] >= best_baseline(scores) + 0.06
 
 
 @pytest.mark.slow
 def test_prediction_lines_cover_every_url(demo_run):
   out, summary = demo_run
-  with open(os.path.join(out, "data", "OpenKPDev.jsonl")) as f:
+  with open(os.path.join(out, "data", DEV_FILE)) as f:
     urls = [json.loads(line)["url"] for line in f]
   with open(summary["prediction_file"]) as f:
     lines = [json.loads(line) for line in f]
@@ -66,7 +78,7 @@ def test_prediction_lines_cover_every_url(demo_run):
 @pytest.mark.slow
 def test_command_lines(demo_run, tmp_path):
   out, summary = demo_run
-  dev = os.path.join(out, "data", "OpenKPDev.jsonl")
+  dev = os.path.join(out, "data", DEV_FILE)
   predictions = str(tmp_path / "pred.jsonl")
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
   subprocess.run([sys.executable, "-m", "tasks.openkp", "predict",

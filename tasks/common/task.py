@@ -293,9 +293,14 @@ class Task(abc.ABC):
 
   # ------------------------------------------------------------------ configs
 
-  def default_config(self) -> str:
+  def default_config(self, data_style: str = "demo") -> str:
+    """The tiny config of this task: `tiny.yaml` for the short demo data, `tiny_long.yaml`
+    (ETC's input lengths) for the benchmark-style data."""
+    if data_style not in DATA_STYLES:
+      raise ValueError(f"data_style {data_style!r}: expected one of {', '.join(DATA_STYLES)}")
     return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))), "configs", self.name, "tiny.yaml")
+        os.path.abspath(__file__)))), "configs", self.name,
+                        "tiny.yaml" if data_style == "demo" else "tiny_long.yaml")
 
   def load_run_config(self, path: str) -> Dict[str, Any]:
     """A config file -> {model, features, train} dicts (model paths resolved)."""
@@ -487,7 +492,7 @@ class Task(abc.ABC):
     return demo.run_task_demo(
         self, lambda directory: self.make_demo_data(directory, num_train, num_dev, seed,
                                                     data_style),
-        config_path or self.default_config(), output_dir, overrides, verbose)
+        config_path or self.default_config(data_style), output_dir, overrides, verbose)
 
 
 class ServingModel(tf.Module):

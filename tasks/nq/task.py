@@ -78,7 +78,8 @@ class NqTask(Task):
             "converted")
 
   def baselines(self, examples):
-    return {"always null": baselines.null_predictions(examples)}
+    return {"always null": baselines.null_predictions(examples),
+            "first paragraph": baselines.first_paragraph_predictions(examples)}
 
 
 TASK = NqTask()
