@@ -61,8 +61,9 @@ def define_flags(task) -> None:
                                         f"{task.demo_sizes[1]}).")
   flags.DEFINE_integer("seed", 0, "demo: seed of the synthetic data.")
   flags.DEFINE_enum("data_style", "demo", ["demo", "benchmark"],
-                    "demo: 'demo' (short, one template family) or 'benchmark' (benchmark "
-                    "lengths, several template families, held-out-family splits).")
+                    "demo: 'demo' (short, one template family; configs/<task>/tiny.yaml) or "
+                    "'benchmark' (benchmark lengths, several template families, held-out-family "
+                    "splits; configs/<task>/tiny_long.yaml at ETC's lengths) unless --config.")
   task.define_flags(flags)
 
 
