@@ -880,22 +880,6 @@ def _example(rng: random.Random, seed: int, index: int, split: str, names: str,
 # ----------------------------------------------------------------------------- public API
 
 
-def _check_arguments(num: int, split: str, names: str, families: Sequence[str]) -> None:
-  """ValueError with a clear message for any bad argument."""
-  if isinstance(num, bool) or not isinstance(num, int) or num < 0:
-    raise ValueError(f"num must be a non-negative integer, got {num!r}")
-  if split not in SPLITS:
-    raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-  if names not in NAME_CHOICES:
-    raise ValueError(f"names must be one of {NAME_CHOICES}, got {names!r}")
-  if isinstance(families, str) or not families:
-    raise ValueError(f"families must be a non-empty sequence of names from {FAMILIES}, "
-                     f"got {families!r}")
-  unknown = [f for f in families if f not in FAMILIES]
-  if unknown:
-    raise ValueError(f"unknown families {unknown}; choose from {FAMILIES}")
-
-
 def generate_examples(num: int, seed: int = 0, split: str = "train", names: str = "seen",
                       families: Sequence[str] = TRAIN_FAMILIES) -> List[dict]:
   """Generates benchmark-style HotpotQA items (official distractor-setting records).
@@ -910,7 +894,7 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
   Returns:
     Dicts with `_id`, `question`, `answer`, `supporting_facts`, `context`, `type`, `level`.
   """
-  _check_arguments(num, split, names, families)
+  writer.check_generator_arguments(num, split, SPLITS, names, NAME_CHOICES, families, FAMILIES)
   rng = random.Random(seed)
   return [_example(rng, seed, i, split, names, tuple(families)) for i in range(num)]
 

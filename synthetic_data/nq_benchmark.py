@@ -1231,26 +1231,12 @@ def _example(rng: random.Random, ids: nq._Ids, fam: Family, num_annotations: int
   return record, meta
 
 
-def _check_args(num: int, split: str, names: str, families: Sequence[str]) -> None:
-  if isinstance(num, bool) or not isinstance(num, int) or num < 0:
-    raise ValueError(f"num must be a whole number >= 0, got {num!r}")
-  if split not in SPLITS:
-    raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-  if names not in nq.NAME_LEXICONS:
-    raise ValueError(f"names must be one of {sorted(nq.NAME_LEXICONS)}, got {names!r}")
-  if isinstance(families, str) or not families:
-    raise ValueError(f"families must be a non-empty sequence of names from {FAMILIES}, "
-                     f"got {families!r}")
-  unknown = [f for f in families if f not in FAMILIES_BY_NAME]
-  if unknown:
-    raise ValueError(f"unknown families {unknown}; choose from {FAMILIES}")
-
-
 def generate_with_meta(num: int, seed: int = 0, split: str = "train", names: str = "seen",
                        families: Sequence[str] = TRAIN_FAMILIES) -> List[Tuple[dict, dict]]:
   """As `generate_examples`, with each record's family, answer kind and target (for tests;
   the records themselves carry no family id)."""
-  _check_args(num, split, names, families)
+  writer.check_generator_arguments(num, split, SPLITS, names, sorted(nq.NAME_LEXICONS), families,
+                                   FAMILIES_BY_NAME)
   rng = random.Random(seed)
   ids = nq._Ids(rng)
   count = 1 if split == "train" else NUM_DEV_ANNOTATIONS

@@ -1231,21 +1231,6 @@ def _record(rng: random.Random, family: str, names_from: lexicon.Lexicon, split:
           "VDOM": json.dumps(vdom), "KeyPhrases": phrases}
 
 
-def _check_args(split: str, names: str, families: Sequence[str]) -> Tuple[str, ...]:
-  if split not in SPLITS:
-    raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-  if names not in NAMES:
-    raise ValueError(f"names must be one of {NAMES}, got {names!r}")
-  if isinstance(families, str):
-    raise ValueError(f"families must be a sequence of family names, got the string "
-                     f"{families!r}")
-  families = tuple(families)
-  unknown = [f for f in families if f not in FAMILIES]
-  if not families or unknown:
-    raise ValueError(f"families must be a non-empty subset of {FAMILIES}, got {families!r}")
-  return families
-
-
 def generate_examples(num: int, seed: int = 0, split: str = "train", names: str = "seen",
                       families: Sequence[str] = TRAIN_FAMILIES) -> List[dict]:
   """Generates benchmark-style OpenKP pages.
@@ -1264,9 +1249,8 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
   Raises:
     ValueError: On a negative `num` or an unknown split, names or family.
   """
-  families = _check_args(split, names, families)
-  if not isinstance(num, int) or num < 0:
-    raise ValueError(f"num must be a non-negative integer, got {num!r}")
+  families = writer.check_generator_arguments(num, split, SPLITS, names, NAMES, families,
+                                              FAMILIES)
   rng = random.Random(seed)
   lex = base.LEXICONS[names]
   return [_record(rng, rng.choice(families), lex, split, seed, index) for index in range(num)]

@@ -968,18 +968,8 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
   Returns:
     A list of dicts with the official keys.
   """
-  if not isinstance(num, int) or isinstance(num, bool) or num < 0:
-    raise ValueError(f"num must be a non-negative integer, got {num!r}")
-  if split not in SPLITS:
-    raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-  if names not in base.LEXICONS:
-    raise ValueError(f"names must be one of {tuple(base.LEXICONS)}, got {names!r}")
-  if isinstance(families, str):
-    raise ValueError(f"families must be a sequence of family names, got the string {families!r}")
-  families = tuple(families)
-  unknown = [f for f in families if f not in FAMILIES]
-  if not families or unknown or len(set(families)) != len(families):
-    raise ValueError(f"families must be distinct names from {FAMILIES}, got {families!r}")
+  families = writer.check_generator_arguments(num, split, SPLITS, names, tuple(base.LEXICONS),
+                                              families, FAMILIES, distinct=True)
   rng = random.Random(seed)
   return [_example(rng, split, i, rng.choice(families), names) for i in range(num)]
 

@@ -87,3 +87,29 @@ def is_current(info_path: str, info: Mapping, paths: Iterable[str]) -> bool:
       return json.load(f) == info and all(os.path.exists(p) for p in paths)
   except (OSError, ValueError):
     return False
+
+
+def check_generator_arguments(num, split: str, splits, names: str, name_choices, families,
+                              all_families, distinct: bool = False) -> tuple:
+  """The argument checks every benchmark-style generator makes; returns `families` as a tuple.
+
+  ValueError names the argument: `num` a non-negative int (not a bool), `split` one of `splits`,
+  `names` one of `name_choices`, `families` a non-empty sequence (not a string) of names from
+  `all_families` (and without repeats when `distinct`).
+  """
+  if isinstance(num, bool) or not isinstance(num, int) or num < 0:
+    raise ValueError(f"num must be a non-negative integer, got {num!r}")
+  if split not in splits:
+    raise ValueError(f"split must be one of {tuple(splits)}, got {split!r}")
+  if names not in name_choices:
+    raise ValueError(f"names must be one of {tuple(name_choices)}, got {names!r}")
+  if isinstance(families, str):
+    raise ValueError(f"families must be a sequence of family names, got the string "
+                     f"{families!r}")
+  families = tuple(families)
+  unknown = [f for f in families if f not in all_families]
+  if not families or unknown or (distinct and len(set(families)) != len(families)):
+    raise ValueError(f"families must be a non-empty sequence of distinct names from "
+                     f"{tuple(all_families)}, got {families!r}"
+                     + (f" (unknown families {unknown})" if unknown else ""))
+  return families
