@@ -9,9 +9,12 @@ text, so a span of pieces i..j maps back to text[start[i]:end[j]].
   pieces.ids, pieces.starts, pieces.ends   # one entry per word piece
 
 How the offsets are found depends on the tokenizer (`Tokenizer.cuts_words_first`):
-  - WordPiece and split-punctuation SentencePiece: the text is cut into words with their
-    offsets by BERT's basic cut (`split_words`), each word is tokenized once (a cache) and in
-    batches, and every piece records the span of its word;
+  - WordPiece (unless backend="python"): the tokenizer gives every piece the span of its word
+    itself (`WordPieceTokenizer.tokenize_with_word_spans`, mostly with tensorflow-text), as
+    below;
+  - WordPiece with backend="python", and split-punctuation SentencePiece: the text is cut into
+    words with their offsets by BERT's basic cut (`split_words`), each word is tokenized once
+    (a cache) and in batches, and every piece records the span of its word;
   - plain SentencePiece encodes whole texts (cutting at punctuation would change its pieces),
     and every piece records its own span, without the whitespace before it.
 """
@@ -19,7 +22,7 @@ How the offsets are found depends on the tokenizer (`Tokenizer.cuts_words_first`
 import dataclasses
 from typing import Dict, List, Sequence, Tuple
 
-from etc_realformer.data.tokenization import Tokenizer, basic_word_spans
+from etc_realformer.data.tokenization import Tokenizer, basic_word_spans, gc_paused
 
 MAX_CACHED_WORDS = 1 << 20
 
@@ -83,6 +86,10 @@ class OffsetTokenizer:
 
   def tokenize_many(self, texts: Sequence[str]) -> List[Pieces]:
     """Tokenizes `texts` (one batch for all unseen words)."""
+    if getattr(self.tokenizer, "has_word_spans", False):
+      spans = self.tokenizer.tokenize_with_word_spans(list(texts))
+      with gc_paused():
+        return [Pieces(ids, starts, ends) for ids, starts, ends in spans]
     if self.tokenizer.cuts_words_first:
       return self._by_words(texts)
     return [Pieces(ids, starts, ends) for ids, starts, ends in
