@@ -1,5 +1,7 @@
-"""HotpotQA end to end: the demo (generate, fine-tune, export, predict, score) beats the trivial
-baseline; CLIs; pretrained-encoder initialisation."""
+"""HotpotQA end to end on the benchmark-style data (ten long paragraphs, held-out template
+families): the demo (generate, fine-tune, export, predict, score) beats the trivial baseline,
+also on questions about unseen names and in paragraph families it never saw; CLIs;
+pretrained-encoder initialisation."""
 
 import json
 import os
@@ -14,55 +16,64 @@ import hotpot_fixtures as hf
 from etc_realformer.config import EtcConfig
 from etc_realformer.io_utils import atomic_write_json
 from etc_realformer.training import initialization
+from etc_realformer.training import run_config as run_config_lib
 from tasks.hotpotqa import metrics as metrics_lib
 from tasks.hotpotqa.model import HotpotQaModel
 from tasks.hotpotqa.task import TASK
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CONFIG = os.path.join(ROOT, "configs", "hotpotqa", "tiny.yaml")
+CONFIG = os.path.join(ROOT, "configs", "hotpotqa", "tiny_long.yaml")
+TRAIN_FILE, DEV_FILE = "benchmark_train.json", "benchmark_dev.json"
+OVERRIDES = ["features.long_seq_len=1536", "features.global_seq_len=96",
+             "train.num_train_steps=500", "train.warmup_steps=50"]
 
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
   out = str(tmp_path_factory.mktemp("demo"))
-  # 640 long tokens instead of the config's 1024 keep the suite short (about 3 minutes less);
-  # the demo's figures at 1024 are in docs/unseen_entities.md.
-  summary = TASK.run_demo(CONFIG, out, num_train=3000, num_dev=300, seed=0, verbose=0,
-                          overrides=["features.long_seq_len=640"])
+  # The benchmark-style demo, reduced to keep the suite short: 1,500 questions, 500 steps,
+  # 1,536 long tokens (the demo: 3,000 questions, 1,000 steps, 2,048; docs/long_documents.md).
+  summary = TASK.run_demo(CONFIG, out, num_train=1500, num_dev=150, seed=0, verbose=0,
+                          data_style="benchmark", overrides=OVERRIDES)
   return out, summary
+
+
+def margins(scores):
+  model, base = scores["dev_metrics"], scores["baseline_metrics"]
+  return {key: model[key] - base[key] for key in ("f1", "sp_f1", "joint_f1")}
 
 
 @pytest.mark.slow
 def test_demo_beats_the_trivial_baseline(demo_run):
-  # Measured with this config and data (pretrained start, 640 long tokens): answer F1 0.372
-  # vs 0.160, sp F1 0.351 vs 0.191, joint F1 0.176 vs 0.050 (the baseline answers "yes" and
-  # takes every first sentence). At the config's 1024: 0.382 / 0.468 / 0.179.
+  # Measured with these settings: answer / sp / joint F1 0.303 / 0.180 / 0.068 vs 0.073 /
+  # 0.108 / 0.014 (the baseline answers "yes" and takes the first sentence of every
+  # paragraph). The floors are about half the measured margins: a tiny model varies from run
+  # to run.
   _, summary = demo_run
-  model, base = summary["dev_metrics"], summary["baseline_metrics"]
-  assert model["f1"] >= base["f1"] + 0.10
-  assert model["sp_f1"] >= base["sp_f1"] + 0.04
-  assert model["joint_f1"] >= base["joint_f1"] + 0.05
+  gains = margins(summary)
+  assert gains["f1"] >= 0.12 and gains["sp_f1"] >= 0.03 and gains["joint_f1"] >= 0.025
+  assert summary["in_memory_dev_metrics"]["f1"] == pytest.approx(summary["dev_metrics"]["f1"],
+                                                                 abs=0.01)
 
 
 @pytest.mark.slow
-def test_demo_beats_the_baseline_on_unseen_entities(demo_run):
-  # Dev and test about entities whose names never occur in training (the model cannot have
-  # memorised them). Measured at 640 long tokens: answer F1 0.373 / 0.333 vs 0.193 / 0.197,
-  # sp F1 0.352 / 0.331 vs 0.188 / 0.177, joint F1 0.165 / 0.142 vs 0.057 / 0.056 (at 1024:
-  # 0.357 / 0.347, 0.457 / 0.459, 0.165 / 0.164).
+def test_demo_beats_the_baseline_on_unseen_names_and_unseen_templates(demo_run):
+  # Unseen names: the answers cannot be remembered, only read. Unseen templates: paragraphs
+  # written by families never seen in training. Measured answer / sp F1 margins over the
+  # baseline: dev_unseen 0.067 / 0.079; dev_unseen_templates 0.063 / 0.080;
+  # test_unseen_templates 0.095 / 0.104.
   _, summary = demo_run
-  assert set(summary["splits"]) == {"dev_unseen", "test_unseen"}
-  for scores in summary["splits"].values():
-    model, base = scores["dev_metrics"], scores["baseline_metrics"]
-    assert model["f1"] >= base["f1"] + 0.08
-    assert model["sp_f1"] >= base["sp_f1"] + 0.10
-    assert model["joint_f1"] >= base["joint_f1"] + 0.05
+  assert set(summary["splits"]) == {"dev_unseen", "dev_unseen_templates",
+                                    "test_unseen_templates"}
+  for split in ("dev_unseen", "dev_unseen_templates", "test_unseen_templates"):
+    gains = margins(summary["splits"][split])
+    assert gains["f1"] >= 0.03 and gains["sp_f1"] >= 0.04, (split, gains)
 
 
 @pytest.mark.slow
 def test_prediction_file_is_in_the_official_format(demo_run):
   out, summary = demo_run
-  gold = metrics_lib.load_json(os.path.join(out, "data", "synthetic_dev.json"), "gold")
+  gold = metrics_lib.load_json(os.path.join(out, "data", DEV_FILE), "gold")
   with open(summary["prediction_file"], encoding="utf-8") as f:
     prediction = json.load(f)
   assert set(prediction) == {"answer", "sp"}
@@ -77,8 +88,8 @@ def test_prediction_file_is_in_the_official_format(demo_run):
 @pytest.mark.slow
 def test_finished_run_is_not_trained_again(demo_run):
   out, _ = demo_run
-  config = TASK.load_run_config(CONFIG)
-  config["train"].update(train_file=os.path.join(out, "data", "synthetic_train.json"))
+  config = run_config_lib.apply_overrides(TASK.load_run_config(CONFIG), OVERRIDES)
+  config["train"].update(train_file=os.path.join(out, "data", TRAIN_FILE))
   metrics = TASK.run_finetuning(config, os.path.join(out, "run"), verbose=0)
   assert metrics["start_step"] == metrics["final_step"] == config["train"]["num_train_steps"]
 
@@ -86,7 +97,7 @@ def test_finished_run_is_not_trained_again(demo_run):
 @pytest.mark.slow
 def test_predict_cli_answers_every_id_of_a_partly_broken_file(demo_run, tmp_path):
   out, _ = demo_run
-  with open(os.path.join(out, "data", "synthetic_dev.json"), encoding="utf-8") as f:
+  with open(os.path.join(out, "data", DEV_FILE), encoding="utf-8") as f:
     records = json.load(f)[:3]
   records[1]["context"] = []                       # unusable: still gets an (empty) answer
   records[2]["context"][0][1].append(17)           # a non-string sentence: repaired
