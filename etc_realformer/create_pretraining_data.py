@@ -1,13 +1,19 @@
 r"""Converts a text corpus into pretraining TFRecord shards (whole-word MLM + CPC).
 
   python -m etc_realformer.create_pretraining_data --input='corpus/*.txt' \
-      --vocab_file=vocab.txt --output_dir=data/pretrain --long_seq_len=4096 --num_shards=8
+      --vocab_file=vocab.txt --output_dir=data/pretrain --long_seq_len=4096 --num_shards=8 \
+      --num_workers=2
 
 Input: plain text (one sentence per line, a blank line between documents) or JSON Lines with a
 `text` field (split into sentences); `.gz` works for both. Prints documents, sentences,
 examples written and every reason records were skipped; writes data_config.json next to the
 shards for the trainer, and a copy of the vocabulary (vocab.txt or vocab.model) that the
 pretraining run passes on to its final encoder, so fine-tuning from it finds its vocabulary.
+
+Part k of `--num_shards` parts of the input becomes shard k, converted by `--num_workers`
+processes (the records do not depend on how many). Each finished shard gets a done file; the
+same command run again reuses a finished conversion, or converts only the shards a stopped run
+left (etc_realformer.data.pretraining_data).
 """
 
 from absl import app
@@ -25,7 +31,11 @@ flags.DEFINE_string("vocab_file", None, "WordPiece vocab (BERT layout). Default:
                     "embedded vocab if --spm_model_file is not given.")
 flags.DEFINE_string("spm_model_file", None, "SentencePiece model instead of a WordPiece vocab.")
 flags.DEFINE_bool("lower_case", True, "Lower-case before WordPiece.")
-flags.DEFINE_integer("num_shards", 1, "Output shards.")
+flags.DEFINE_integer("num_shards", 1, "Output shards (= parts of the input).")
+flags.DEFINE_integer("num_workers", 1, "Processes converting the shards (the records do not "
+                     "depend on it).")
+flags.DEFINE_string("tfds_data_dir", None, "Data directory of TensorFlow Datasets inputs "
+                    "(passed to the corpus reader when given).")
 flags.DEFINE_integer("seed", 0, "Masking seed.")
 flags.DEFINE_integer("min_sentences", 1, "Skip documents with fewer sentences.")
 flags.DEFINE_integer("dupe_factor", 1, "Passes over the corpus, each masked with its own seed.")
@@ -51,12 +61,16 @@ def main(argv):
       max_predictions_per_seq=FLAGS.max_predictions_per_seq, masked_lm_prob=FLAGS.masked_lm_prob,
       cpc_prob=FLAGS.cpc_prob, max_cpc_per_seq=FLAGS.max_cpc_per_seq,
       cpc_sentence_len=FLAGS.cpc_sentence_len, pack_documents=FLAGS.pack_documents)
+  extra = {}
+  if FLAGS.tfds_data_dir is not None:
+    extra["tfds_data_dir"] = FLAGS.tfds_data_dir
   try:
     pretraining_data.copy_vocab(vocab_file or FLAGS.spm_model_file, FLAGS.output_dir)
     pretraining_data.convert_corpus(FLAGS.input, FLAGS.output_dir, tokenizer, config,
                                     num_shards=FLAGS.num_shards, seed=FLAGS.seed,
                                     min_sentences=FLAGS.min_sentences,
-                                    dupe_factor=FLAGS.dupe_factor)
+                                    dupe_factor=FLAGS.dupe_factor,
+                                    num_workers=FLAGS.num_workers, **extra)
   except (ValueError, FileNotFoundError) as e:
     raise app.UsageError(str(e)) from None
 

@@ -8,6 +8,8 @@ r"""Pretrains an ETC-RealFormer encoder (MLM + CPC) with Keras model.fit.
       --distribution=multi_worker_mirrored
 
 With no `train.train_data` the embedded corpus is generated and converted first (no download).
+With `--corpus` (or `train.corpus`) the examples are streamed from the corpus files instead,
+tokenized and masked while training (no shards; docs/pretraining.md, "Streaming input").
 Re-running the same command resumes from the latest checkpoint in --output_dir (model and
 optimizer state, step counter and data position). `--set train.key=value` overrides one
 setting (repeatable; `model.key=value` and `data.key=value` work too).
@@ -34,6 +36,12 @@ flags.DEFINE_string("output_dir", "runs/pretrain_tiny", "Checkpoints, logs and t
 flags.DEFINE_enum("distribution", "none", list(distribution_lib.CHOICES), "How to parallelise.")
 flags.DEFINE_string("train_data", None, "Directory of shards + data_config.json (overrides "
                     "train.train_data).")
+flags.DEFINE_string("corpus", None, "Corpus files or glob patterns, comma separated (plain text "
+                    "or JSON Lines, .gz too): stream the examples from them (overrides "
+                    "train.corpus; shapes from the config's data section).")
+flags.DEFINE_string("tfds_data_dir", None, "With --corpus=tfds:<name>/<config>[:<split>]: the "
+                    "TFDS data directory holding that prepared dataset (overrides "
+                    "train.tfds_data_dir).")
 flags.DEFINE_multi_string("set", [], "Override, e.g. --set train.num_train_steps=50.")
 flags.DEFINE_integer("verbose", 1, "Keras progress: 0 silent, 1 progress bar, 2 one line.")
 FLAGS = flags.FLAGS
@@ -47,9 +55,13 @@ def main(argv):
     run_config_lib.apply_overrides(run_config, FLAGS.set)
     if FLAGS.train_data:
       run_config["train"]["train_data"] = FLAGS.train_data
+    if FLAGS.corpus:
+      run_config["train"]["corpus"] = FLAGS.corpus
+    if FLAGS.tfds_data_dir:
+      run_config["train"]["tfds_data_dir"] = FLAGS.tfds_data_dir
     pretraining_run.TrainConfig.from_dict(run_config["train"], FLAGS.config)  # fail early
     distribution = distribution_lib.Distribution(FLAGS.distribution)
-    if not run_config["train"].get("train_data"):
+    if not run_config["train"].get("train_data") and not run_config["train"].get("corpus"):
       data_config = pe.PretrainingDataConfig.from_dict(run_config["data"], FLAGS.config)
       # Every worker converts its own copy (deterministic) so nothing waits on a shared disk.
       base = os.path.join(FLAGS.output_dir, f"data-worker{distribution.worker_index}")

@@ -35,14 +35,15 @@ def test_converter_reports_and_skips_bad_records(tmp_path):
   assert skipped == {"invalid json": 1, "missing or non-string 'text' field": 1,
                      "empty document": 1, "invalid utf-8": 1}
   assert summary["corpus"]["documents"] == 2 and summary["examples"]["sentences"] == 4
-  # Two short documents pack into one row; the report names the skipped lines.
-  assert summary["written"] == 1
+  # One file, two shards: part k keeps the documents d with d % 2 == k, so each shard holds one
+  # of the two short documents in a row of its own; the report names the skipped lines.
+  assert summary["written"] == 2
   text = "\n".join(messages)
   assert "mixed.jsonl:2" in text and "invalid json" in text
   config, vocab_size = tfrecords.read_data_config(str(out))
   assert config == fx.DATA_CONFIG and vocab_size == 1085
   files = tfrecords.expand_files(str(out / "*.tfrecord"))
-  assert len(files) == 2 and tfrecords.count_records(files) == 1
+  assert len(files) == 2 and [tfrecords.count_records([f]) for f in files] == [1, 1]
   assert not any(name.endswith(".tmp") for name in os.listdir(out))
 
 

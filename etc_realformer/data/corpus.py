@@ -348,28 +348,41 @@ def _read_jsonl(path: str, gzipped: bool, report: CorpusReport,
 
 def read_corpus(paths: Union[PathLike, Iterable[PathLike]],
                 report: Optional[CorpusReport] = None,
-                min_sentences: int = 1) -> Iterator[Document]:
+                min_sentences: int = 1,
+                tfds_data_dir: Optional[str] = None) -> Iterator[Document]:
   """Reads documents from plain-text and JSON Lines files (see the module docstring).
 
   Paths are expanded (and missing ones reported) when this is called, before iterating.
+  An input starting with "tfds:" is a prepared TensorFlow Datasets source
+  ("tfds:<name>/<config>[:<split>]", read from `tfds_data_dir` by
+  `etc_realformer.data.tfds_source.tfds_documents`, which is opened, and its errors raised,
+  when this is called; TensorFlow is imported only then).
 
   Args:
-    paths: files or glob patterns (one, or an iterable); each pattern's matches are sorted.
+    paths: files, glob patterns or "tfds:" specs (one, or an iterable); each pattern's matches
+      are sorted.
     report: the `CorpusReport` to count into (it accumulates over calls); a fresh one if None.
     min_sentences: documents with fewer sentences are skipped as "too few sentences".
+    tfds_data_dir: the TFDS data directory of "tfds:" inputs (None: TFDS's default).
 
   Returns:
-    An iterator over the documents, in file and line order.
+    An iterator over the documents, in input, file and line order.
 
   Raises:
-    FileNotFoundError: a pattern matches no file or a path does not exist.
-    ValueError: min_sentences is negative.
+    FileNotFoundError: a pattern matches no file or a path does not exist (for a "tfds:" input:
+      the dataset is not prepared in tfds_data_dir).
+    ValueError: min_sentences is negative, or a "tfds:" input is malformed.
   """
   if min_sentences < 0:
     raise ValueError(f"min_sentences must be >= 0, got {min_sentences}")
-  files = expand_paths(paths)
   if report is None:
     report = CorpusReport()
+  if isinstance(paths, (str, bytes, os.PathLike)):
+    paths = [paths]
+  paths = list(paths)
+  if any(isinstance(p, str) and p.startswith("tfds:") for p in paths):
+    return _read_mixed(paths, report, min_sentences, tfds_data_dir)
+  files = expand_paths(paths)
 
   def documents() -> Iterator[Document]:
     for path in files:
@@ -377,6 +390,38 @@ def read_corpus(paths: Union[PathLike, Iterable[PathLike]],
       fmt, gzipped = _format_of(path)
       reader = _read_jsonl if fmt == "jsonl" else _read_text
       for doc in reader(path, gzipped, report, min_sentences):
+        report.documents += 1
+        report.sentences += len(doc.sentences)
+        yield doc
+
+  return documents()
+
+
+def _read_mixed(paths: List[PathLike], report: CorpusReport, min_sentences: int,
+                tfds_data_dir: Optional[str]) -> Iterator[Document]:
+  """`read_corpus` over inputs some of which are "tfds:" specs, in input order."""
+  from etc_realformer.data import tfds_source  # pylint: disable=g-import-not-at-top
+
+  sources: List[Union[str, Iterator[Document]]] = []
+  seen = set()
+  for path in paths:
+    if isinstance(path, str) and path.startswith("tfds:"):
+      sources.append(tfds_source.tfds_documents(path, tfds_data_dir, report, min_sentences))
+      continue
+    for match in expand_paths(path):
+      if os.path.abspath(match) not in seen:
+        seen.add(os.path.abspath(match))
+        sources.append(match)
+
+  def documents() -> Iterator[Document]:
+    for source in sources:
+      if not isinstance(source, str):
+        yield from source  # tfds_documents counts its own files, documents and sentences
+        continue
+      report.files += 1
+      fmt, gzipped = _format_of(source)
+      reader = _read_jsonl if fmt == "jsonl" else _read_text
+      for doc in reader(source, gzipped, report, min_sentences):
         report.documents += 1
         report.sentences += len(doc.sentences)
         yield doc

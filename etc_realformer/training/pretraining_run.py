@@ -9,7 +9,13 @@ Output directory:
   logs/                     TensorBoard scalars
   final/encoder-*           the encoder alone (tf.train.Checkpoint(encoder=...)) + etc_config.json
                             and the data's vocabulary (vocab.txt or vocab.model) when it has one
+                            (with `train.corpus`: train.vocab_file)
   final/metrics.json        last training metrics, steps, tokens/s
+
+With `train.corpus` set the examples are streamed from the corpus (data/streaming.py: files, or
+one prepared TFDS dataset "tfds:<name>/<config>[:<split>]" under `train.tfds_data_dir`; shapes
+from the config's `data:` section, vocabulary `train.vocab_file`) instead of read from the
+shards of `train.train_data`.
 """
 
 import dataclasses
@@ -22,6 +28,9 @@ import tf_keras
 from etc_realformer.config import EtcConfig
 from etc_realformer.io_utils import atomic_write_json
 from etc_realformer.data import pretraining_data
+from etc_realformer.data import pretraining_examples as pe
+from etc_realformer.data import streaming
+from etc_realformer.data import tfds_source
 from etc_realformer.data import tfrecords
 from etc_realformer.models.pretraining import EtcPretrainingModel
 from etc_realformer.training.distribution import Distribution
@@ -39,6 +48,13 @@ class TrainConfig(LoopConfig):
   cpc_group_size: int = 0
   init_checkpoint: str = ""         # start from an encoder: this package's (a pretraining run's
                                     # final/encoder) or an official ETC model.ckpt prefix
+  corpus: str = ""                  # corpus files / glob patterns, comma separated: stream
+                                    # examples from them (no shards; train_data is not read)
+  vocab_file: str = ""              # WordPiece vocab.txt of the streamed examples ("": the
+                                    # embedded vocabulary)
+  data_service_address: str = ""    # with corpus: a tf.data service dispatcher to make them
+  tfds_data_dir: str = ""           # with corpus "tfds:<name>/<config>[:<split>]": where the
+                                    # prepared TFDS dataset is ("": TFDS's default)
 
 
 def load_run_config(path: str) -> Dict[str, Any]:
@@ -70,15 +86,29 @@ def _run(run_config, output_dir, distribution, verbose, extra_callbacks):
   model_config = EtcConfig.from_dict(dict(run_config["model"]))
   train = TrainConfig.from_dict(dict(run_config.get("train") or {}))
   check_distribution(train, distribution)
-  if not train.train_data:
-    raise ValueError("train_data: no pretraining data directory given (make one with "
-                     "`python -m etc_realformer.create_pretraining_data`)")
-  data_config, data_vocab = tfrecords.read_data_config(train.train_data)
-  if data_vocab > model_config.vocab_size:
-    raise ValueError(f"{train.train_data}: data uses a vocabulary of {data_vocab} ids but the "
-                     f"model's vocab_size is {model_config.vocab_size}")
-  files = tfrecords.expand_files(os.path.join(train.train_data, "*.tfrecord"))
   global_batch = train.global_batch_size(distribution)
+  if train.corpus:
+    data_config = pe.PretrainingDataConfig.from_dict(dict(run_config.get("data") or {}))
+    vocab_file = train.vocab_file or pretraining_data.EMBEDDED_VOCAB
+    tokenizer = streaming.as_word_piece(vocab_file)
+    data_vocab, data_source = tokenizer.vocab_size, vocab_file
+    if tfds_source.is_tfds_spec(train.corpus):
+      # Fail now (not prepared, no text field) rather than inside the input pipeline.
+      tfds_source.load_prepared_builder(train.corpus, train.tfds_data_dir or None)
+    elif not train.data_service_address:  # fail now if this worker has no files of its own
+      streaming.worker_files(streaming.expand_inputs(train.corpus), distribution.num_workers,
+                             distribution.worker_index)
+  else:
+    if not train.train_data:
+      raise ValueError("train_data: no pretraining data directory given (make one with "
+                       "`python -m etc_realformer.create_pretraining_data`), and no "
+                       "train.corpus to stream from")
+    data_config, data_vocab = tfrecords.read_data_config(train.train_data)
+    data_source = train.train_data
+    files = tfrecords.expand_files(os.path.join(train.train_data, "*.tfrecord"))
+  if data_vocab > model_config.vocab_size:
+    raise ValueError(f"{data_source}: data uses a vocabulary of {data_vocab} ids but the "
+                     f"model's vocab_size is {model_config.vocab_size}")
   if distribution.is_chief:
     os.makedirs(output_dir, exist_ok=True)
     resolved = {"model": model_config.to_dict(), "train": dataclasses.asdict(train),
@@ -94,6 +124,19 @@ def _run(run_config, output_dir, distribution, verbose, extra_callbacks):
     return model
 
   def make(num_slices, slice_index, start_step):
+    if train.corpus:
+      # Worker slice_index of num_slices streams its own corpus files; resuming skips the
+      # start_step batches it already trained on (the stream is a seeded function of the step).
+      inputs, documents = train.corpus, None
+      if tfds_source.is_tfds_spec(train.corpus):
+        inputs = None
+        documents = lambda workers, index: tfds_source.tfds_text_dataset(  # pylint: disable=g-long-lambda
+            train.corpus, train.tfds_data_dir or None, workers, index)
+      return streaming.make_streaming_dataset(
+          inputs, tokenizer, data_config, global_batch, num_slices, slice_index,
+          documents_dataset=documents,
+          seed=train.seed, skip_batches=start_step, shuffle_buffer=train.shuffle_buffer,
+          data_service_address=train.data_service_address or None)
     return tfrecords.make_dataset(files, data_config, global_batch, num_slices, slice_index,
                                   shuffle_buffer=train.shuffle_buffer, seed=train.seed,
                                   skip_batches=start_step)
@@ -104,7 +147,8 @@ def _run(run_config, output_dir, distribution, verbose, extra_callbacks):
       initialize=make_initializer(train.init_checkpoint, model_config))
   if distribution.is_chief:
     export_encoder(model, os.path.join(output_dir, "final"))
-    vocab = pretraining_data.find_vocab(train.train_data)
+    vocab = (train.vocab_file or pretraining_data.EMBEDDED_VOCAB) if train.corpus else (
+        pretraining_data.find_vocab(train.train_data))
     if vocab:  # fine-tuning from final/ then finds the vocabulary the encoder learned
       pretraining_data.copy_vocab(vocab, os.path.join(output_dir, "final"))
     atomic_write_json(os.path.join(output_dir, "final", "metrics.json"), metrics)

@@ -17,7 +17,8 @@ A call with the same fingerprint reuses the manifest. A conversion that stopped 
 or a worker failed) keeps, on the next call, every shard whose done file matches and converts
 the others. Stale files (another fingerprint or number of shards) are removed first. The
 records of a shard depend only on the input and num_shards, so any number of workers gives the
-same records. One conversion at a time may write a directory.
+same records. One conversion at a time may write a directory. The machinery is the encoder
+library's (etc_realformer.data.sharded_conversion); this module adds the task's reader counts.
 
 Duplicate ids. Every copy of an id goes to one part, where the reader's duplicate check handles it
 as within one file (NQ, HotpotQA, WikiHop skip later copies and count them; OpenKP keeps the last
@@ -33,27 +34,22 @@ file and routes records by id, so the copies meet).
 """
 
 import collections
-from concurrent import futures
 import dataclasses
-import glob
-import hashlib
 import json
-import multiprocessing
 import os
-import sys
-import time
-from typing import Callable, Dict, Iterable, Iterator, List, Optional
+from typing import Callable, Dict, Iterable, List
 
 import numpy as np
 
+from etc_realformer.data import sharded_conversion
 from etc_realformer.data import tfrecords
-from etc_realformer.io_utils import atomic_write_json
+from etc_realformer.data.sharded_conversion import (  # pylint: disable=unused-import
+    DONE_SUFFIX, PROGRESS_SECONDS, ShardJob, ShardRun, convert_shard, digest, read_done,
+    run_jobs)
 from tasks.common.input_parts import Part
 from tasks.common.read_report import MAX_MESSAGES, ReadReport
 
 FEATURES_FILE = "features.json"
-DONE_SUFFIX = ".done.json"
-PROGRESS_SECONDS = 60.0
 MAX_NAMED_IDS = 10
 
 Log = Callable[[str], None]
@@ -63,25 +59,8 @@ Produce = Callable[[Part, ReadReport, collections.Counter, Log],
 
 def fingerprint(input_files: List[str], vocab_file: str, config) -> dict:
   """What a conversion depends on: the input files (with size and time), vocab, feature config."""
-  return {"input": [os.path.abspath(f) for f in input_files],
-          "input_sizes": [os.stat(f).st_size for f in input_files],
-          "input_mtimes": [os.stat(f).st_mtime for f in input_files],
-          "vocab_file": os.path.abspath(vocab_file), "feature_config": dataclasses.asdict(config)}
-
-
-def digest(stamp: dict) -> str:
-  """A short hash of a fingerprint, kept in every done file."""
-  return hashlib.sha256(json.dumps(stamp, sort_keys=True).encode("utf-8")).hexdigest()[:16]
-
-
-@dataclasses.dataclass(frozen=True)
-class ShardJob:
-  """One shard to convert; a worker process receives it pickled (so `produce` must pickle)."""
-  produce: Produce
-  path: str           # the shard's TFRecord file
-  part: Part
-  source: str         # the input, for messages
-  digest: str
+  return dict(sharded_conversion.file_fingerprint(input_files),
+              vocab_file=os.path.abspath(vocab_file), feature_config=dataclasses.asdict(config))
 
 
 def convert_once(directory: str, prefix: str, stamp: dict, produce: Produce, source: str,
@@ -91,142 +70,50 @@ def convert_once(directory: str, prefix: str, stamp: dict, produce: Produce, sou
   Returns the content of features.json (see the module docstring). Raises ValueError when no
   record at all could be made.
   """
-  for name, value in (("num_shards", num_shards), ("num_workers", num_workers)):
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-      raise ValueError(f"{name}: must be a positive integer, got {value!r}")
-  stamp = json.loads(json.dumps(dict(stamp, num_shards=num_shards)))
-  paths = tfrecords.shard_paths(os.path.join(directory, prefix), num_shards)
-  info_path = os.path.join(directory, FEATURES_FILE)
-  info = _reusable(info_path, stamp, paths)
-  if info is not None:
-    log(f"{directory}: reusing {info['written']} converted record(s)")
+  def finish(shards: List[dict], stamp: dict) -> dict:
+    info = merge(shards, stamp)
+    _log_summary(info, source, log)
+    if not info["written"]:
+      raise ValueError(f"{source}: no training record could be made.\n"
+                       f"{_report(info, source).summary()}")
     return info
-  key = digest(stamp)
-  os.makedirs(directory, exist_ok=True)
-  _remove_stale(directory, prefix, paths, key)
-  info = merge(_convert_shards(paths, key, produce, source, num_workers, log), stamp)
-  _log_summary(info, source, log)
-  if not info["written"]:
-    raise ValueError(f"{source}: no training record could be made.\n"
-                     f"{_report(info, source).summary()}")
-  atomic_write_json(info_path, info)
+
+  info, reused = sharded_conversion.convert_once(
+      directory, prefix, stamp, TaskWork(produce, source), log, manifest=FEATURES_FILE,
+      finish=finish, describe_shard=_describe_shard, num_shards=num_shards,
+      num_workers=num_workers, done_keys=("ids",))
+  if reused:
+    log(f"{directory}: reusing {info['written']} converted record(s)")
   return info
 
 
-def _convert_shards(paths: List[str], key: str, produce: Produce, source: str,
-                    num_workers: int, log: Log) -> List[dict]:
-  """The done records of every shard (in order), converting the shards not done yet."""
-  done = {k: shard for k, shard in enumerate(read_done(p, key) for p in paths) if shard}
-  jobs = [ShardJob(produce, path, Part(k, len(paths)), source, key)
-          for k, path in enumerate(paths) if k not in done]
-  if done:
-    log(f"{os.path.dirname(paths[0])}: {len(done)} of {len(paths)} shard(s) already "
-        f"converted; converting the other {len(jobs)}")
-  start = time.perf_counter()
-  for shard in run_jobs(jobs, num_workers, log):
-    done[shard["shard"]] = shard
-    _log_shard(shard, len(done), len(paths), time.perf_counter() - start, log)
-  return [done[k] for k in range(len(paths))]
+_reusable = sharded_conversion.reusable   # the manifest when it has this fingerprint and shards
 
 
-def _reusable(info_path: str, stamp: dict, paths: List[str]) -> Optional[dict]:
-  """The manifest when it has this fingerprint and every shard is there."""
-  try:
-    with open(info_path) as f:
-      info = json.load(f)
-  except (OSError, ValueError):
-    return None
-  if info.get("fingerprint") != stamp or not all(os.path.exists(p) for p in paths):
-    return None
-  return info
+@dataclasses.dataclass(frozen=True)
+class TaskWork:
+  """The work of a task's shard: `produce` streams the features of a part and counts what the
+  reader took in a ReadReport and the task's counter (a worker process receives it pickled, so
+  `produce` must pickle)."""
+  produce: Produce
+  source: str         # the input, for messages
 
+  def __call__(self, index: int, count: int, log: Log) -> ShardRun:
+    """The done record holds, besides the shard, digest, records written and seconds: the
+    reader's counts and first messages, the task's counts and the ids the reader took
+    ({input file: [id, ...]}, for the check across shards)."""
+    report, counts = ReadReport(path=self.source), collections.Counter()
+    features = self.produce(Part(index, count), report, counts, log)
 
-def _remove_stale(directory: str, prefix: str, paths: List[str], key: str) -> None:
-  """Removes the manifest, temporary files, shards of another layout and shards whose done
-  file does not match `key` (a half-written or outdated conversion)."""
-  if os.path.exists(os.path.join(directory, FEATURES_FILE)):
-    os.remove(os.path.join(directory, FEATURES_FILE))
-  current = set(paths)
-  for path in glob.glob(os.path.join(directory, f"{prefix}-*")):
-    shard = path[:-len(DONE_SUFFIX)] if path.endswith(DONE_SUFFIX) else path
-    if path.endswith(".tmp") or shard not in current:
-      os.remove(path)
-  for path in paths:
-    if read_done(path, key) is None:
-      for stale in (path, path + DONE_SUFFIX):
-        if os.path.exists(stale):
-          os.remove(stale)
+    def done() -> dict:
+      return {"records": report.records, "examples": report.examples,
+              "skipped": dict(report.skipped), "repaired": dict(report.repaired),
+              "messages": report.messages, "counts": dict(counts), "ids": report.ids}
 
-
-def read_done(path: str, key: str) -> Optional[dict]:
-  """A shard's done file when it matches the fingerprint digest and the shard exists (and has
-  the ids: a done file written before they were kept means converting the shard again)."""
-  try:
-    with open(path + DONE_SUFFIX) as f:
-      shard = json.load(f)
-  except (OSError, ValueError):
-    return None
-  usable = shard.get("digest") == key and "ids" in shard and os.path.exists(path)
-  return shard if usable else None
-
-
-def run_jobs(jobs: List[ShardJob], num_workers: int, log: Log) -> Iterator[dict]:
-  """Converts the shards, yielding each one's done record as it completes: in this process for
-  one worker (or one job), else in a pool of spawned processes. A worker that fails, or dies
-  (e.g. killed for memory), stops the conversion with its error; finished shards stay done."""
-  if num_workers == 1 or len(jobs) <= 1:
-    for job in jobs:
-      yield convert_shard(job, log)
-    return
-  context = multiprocessing.get_context("spawn")
-  with futures.ProcessPoolExecutor(min(num_workers, len(jobs)), mp_context=context) as pool:
-    pending = [pool.submit(convert_shard, job) for job in jobs]
-    try:
-      for done in futures.as_completed(pending):
-        yield done.result()
-    finally:
-      for future in pending:
-        future.cancel()
-
-
-def convert_shard(job: ShardJob, log: Optional[Log] = None) -> dict:
-  """Converts one shard in this process: its TFRecord file (atomic), then its done file.
-
-  Returns the done file's content: the shard, the digest, records written, the reader's counts
-  and first messages, the task's counts, the seconds it took and the ids the reader took
-  ({input file: [id, ...]}, for the check across shards).
-  """
-  log = log or _log_to_stderr
-  start = time.perf_counter()
-  report, counts = ReadReport(path=job.source), collections.Counter()
-  name = os.path.basename(job.path)
-  features = _with_progress(job.produce(job.part, report, counts, log), name, report, log)
-  written = tfrecords.write_shard(features, job.path)
-  shard = {"shard": job.part.index, "file": name, "digest": job.digest, "written": written,
-           "records": report.records, "examples": report.examples,
-           "skipped": dict(report.skipped), "repaired": dict(report.repaired),
-           "messages": report.messages, "counts": dict(counts),
-           "seconds": round(time.perf_counter() - start, 3), "ids": report.ids}
-  atomic_write_json(job.path + DONE_SUFFIX, shard)
-  return shard
-
-
-def _with_progress(features: Iterable, name: str, report: ReadReport, log: Log,
-                   every_seconds: float = PROGRESS_SECONDS) -> Iterator:
-  """Passes the features on, logging the shard's progress every `every_seconds`."""
-  start = last = time.perf_counter()
-  for count, feature in enumerate(features, start=1):
-    yield feature
-    now = time.perf_counter()
-    if now - last >= every_seconds:
-      last = now
-      log(f"{name}: {count} record(s) from {report.records} input record(s) "
-          f"({report.records / (now - start):.1f} input records/s)")
-
-
-def _log_to_stderr(message: str) -> None:
-  """The log of a worker process (its stderr is the parent's)."""
-  print(message, file=sys.stderr, flush=True)
+    def progress(written: int, seconds: float) -> str:
+      return (f"{written} record(s) from {report.records} input record(s) "
+              f"({report.records / seconds:.1f} input records/s)")
+    return ShardRun(features, done, progress)
 
 
 def merge(shards: List[dict], stamp: dict) -> dict:
@@ -292,10 +179,10 @@ def _report(info: dict, source: str) -> ReadReport:
                     messages=list(info["messages"]))
 
 
-def _log_shard(shard: dict, done: int, total: int, seconds: float, log: Log) -> None:
-  log(f"{shard['file']}: {shard['written']} record(s) from {shard['records']} input record(s) "
-      f"in {shard['seconds']:.1f}s ({shard['records'] / max(shard['seconds'], 1e-9):.1f}/s); "
-      f"{done} of {total} shard(s) done after {seconds:.0f}s")
+def _describe_shard(shard: dict) -> str:
+  return (f"{shard['file']}: {shard['written']} record(s) from {shard['records']} input "
+          f"record(s) in {shard['seconds']:.1f}s "
+          f"({shard['records'] / max(shard['seconds'], 1e-9):.1f}/s)")
 
 
 def _log_summary(info: dict, source: str, log: Log) -> None:
