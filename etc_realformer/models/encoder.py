@@ -67,6 +67,43 @@ class EtcModel(tf_keras.Model):
     official_checkpoint.load_official_weights(model, prefix)
     return model
 
+  @classmethod
+  def from_bert_checkpoint(cls, prefix_or_folder: str, config_file: str = None,
+                           implementation: str = "blocked", position_embeddings: str = "copy",
+                           global_token_init: str = "cls", **overrides):
+    """Builds an ETC encoder with the shape of a pretrained BERT and lifts its weights in.
+
+    Args:
+      prefix_or_folder: Google's TF BERT (`bert_model.ckpt` or its folder, variables under
+        `bert/`) or Hugging Face files (a folder with model.safetensors and config.json, BERT
+        or RoBERTa).
+      config_file: BERT's config; default: bert_config.json (config.json) beside the weights.
+      implementation: "blocked" or "dense".
+      position_embeddings: "copy" keeps BERT's absolute positions (repeated when
+        max_absolute_position_embeddings is overridden past BERT's); "drop" gives a purely
+        relative model.
+      global_token_init: "cls" starts the global-token rows (ids 1..5) from [CLS] / [MASK]
+        when they are unused slots of the vocabulary; "keep" leaves BERT's rows.
+      **overrides: EtcConfig fields, e.g. local_radius=..., residual_attention="sum" (the
+        default "none" reproduces BERT; "sum" changes the function from the second layer on).
+
+    The lifting report (mapped and skipped variables, BERT's pooler) is `model.lift_report`
+    (etc_realformer.models.bert_lifting.LiftReport).
+
+    Raises:
+      ValueError: naming the file and the variables, for a missing variable, an unused one or
+        a shape that differs.
+    """
+    from etc_realformer.models import bert_lifting  # pylint: disable=g-import-not-at-top
+    weights = bert_lifting.open_bert(prefix_or_folder, config_file)
+    config = bert_lifting.etc_config_from_bert(weights.config, position_embeddings,
+                                               source=weights.source, **overrides)
+    bert_lifting.check_compatible(weights.config, config, weights.source)
+    model = cls(config, implementation=implementation)
+    model.build()
+    model.lift_report = bert_lifting.lift_weights(model, weights, global_token_init)
+    return model
+
   def build(self, input_shape=None):
     build_in_scope(self.embeddings, None)
     for block in self.blocks:

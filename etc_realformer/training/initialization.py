@@ -1,10 +1,15 @@
-"""Starting a run from pretrained encoder weights: this package's or Google's ETC checkpoints.
+"""Starting a run from pretrained encoder weights: this package's, Google's ETC, or a BERT.
 
 `make_initializer(init_checkpoint, model_config)` accepts
   - this package's encoder checkpoint: a prefix (`.../final/encoder`), a `final/` folder or a
     pretraining run folder, with its etc_config.json beside it;
   - an official ETC checkpoint: a `model.ckpt` prefix or the folder holding it (e.g. Google's
-    `etc_base_2x_pretrain/`), converted on load.
+    `etc_base_2x_pretrain/`), converted on load;
+  - a BERT: Google's TF checkpoint (`bert_model.ckpt` prefix or its folder, variables under
+    `bert/`, bert_config.json beside it) or Hugging Face files (a folder with model.safetensors
+    and config.json), lifted on load (models/bert_lifting.py). The model config decides the
+    rest: relative tables start at zero, extra segment rows fresh, and BERT's positions fill
+    the model's position tables (repeated when longer) or are dropped when it has none.
 It checks that the checkpoint's encoder has the shape of `model_config` (naming every field that
 differs) and returns a function that loads the weights into `model.encoder` (any model with an
 `encoder` attribute), or None when no checkpoint is given.
@@ -18,6 +23,7 @@ from absl import logging
 import tensorflow as tf
 
 from etc_realformer.config import EtcConfig
+from etc_realformer.models import bert_lifting
 from etc_realformer.models import official_checkpoint
 
 # Encoder fields a pretrained checkpoint must share with the model it initialises.
@@ -35,6 +41,37 @@ def official_prefix(path: str) -> Optional[str]:
     if official_checkpoint.is_official_checkpoint(candidate):
       return candidate
   return None
+
+
+def bert_initializer(path: str, model_config: EtcConfig) -> Callable[[object], None]:
+  """An initializer lifting the BERT at `path` into `model.encoder` (see the module doc)."""
+  bert_config = bert_lifting.read_bert_config(path)
+  bert_lifting.check_compatible(bert_config, model_config, f"init_checkpoint {path}")
+
+  def initialize_bert(model):
+    weights = bert_lifting.open_bert(path)
+    report = bert_lifting.lift_weights(model.encoder, weights)
+    logging.info("encoder initialised from the BERT %s (positions: %s)\n%s", weights.source,
+                 "copied" if model_config.max_absolute_position_embeddings else "dropped",
+                 report.summary())
+  return initialize_bert
+
+
+def bert_vocab(path: str) -> Optional[str]:
+  """The vocab.txt of the BERT at `path`, or None when `path` is not a BERT.
+
+  Raises:
+    FileNotFoundError: a BERT without vocab.txt beside it (e.g. a RoBERTa, whose byte-level
+      BPE vocabulary this package cannot tokenize with).
+  """
+  if not path or not bert_lifting.is_bert_checkpoint(path):
+    return None
+  vocab = bert_lifting.find_vocab(path)
+  if vocab is None:
+    raise FileNotFoundError(f"init_checkpoint: the BERT at {path} has no vocab.txt beside it; "
+                            "set train.vocab_file to the WordPiece vocabulary it was trained "
+                            "with")
+  return vocab
 
 
 def package_prefix(path: str) -> str:
@@ -76,6 +113,9 @@ def make_initializer(init_checkpoint: str,
       official_checkpoint.load_official_weights(model.encoder, official)
       logging.info("encoder initialised from the official ETC checkpoint %s", official)
     return initialize_official
+
+  if bert_lifting.is_bert_checkpoint(init_checkpoint):
+    return bert_initializer(init_checkpoint, model_config)
 
   prefix = package_prefix(init_checkpoint)
   config_path = os.path.join(os.path.dirname(prefix), "etc_config.json")

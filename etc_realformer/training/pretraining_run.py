@@ -47,7 +47,8 @@ class TrainConfig(LoopConfig):
   cpc_loss_weight: float = 0.2
   cpc_group_size: int = 0
   init_checkpoint: str = ""         # start from an encoder: this package's (a pretraining run's
-                                    # final/encoder) or an official ETC model.ckpt prefix
+                                    # final/encoder), an official ETC model.ckpt prefix, or a
+                                    # BERT folder (lifted; docs/lifting.md)
   corpus: str = ""                  # corpus files / glob patterns, comma separated: stream
                                     # examples from them (no shards; train_data is not read)
   vocab_file: str = ""              # WordPiece vocab.txt of the streamed examples ("": the

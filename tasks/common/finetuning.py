@@ -26,7 +26,8 @@ writing anything. A marker of an earlier launch (e.g. of a chief killed mid-conv
 trusted; the conversion itself resumes from its finished shards when the command runs again.
 
 `train.init_checkpoint` is read by `etc_realformer.training.initialization.make_initializer`:
-this package's encoder checkpoint or an official ETC `model.ckpt` prefix.
+this package's encoder checkpoint, an official ETC `model.ckpt` prefix, or a BERT folder (lifted
+on load; docs/lifting.md).
 """
 
 import dataclasses
@@ -382,8 +383,9 @@ class TaskData:
 def vocab_source(train) -> str:
   """train.vocab_file, else the vocabulary of train.init_checkpoint, else "" (learn one).
 
-  The checkpoint's vocabulary is the one released with an official ETC checkpoint, or the
-  vocab.txt / vocab.model beside this package's encoder checkpoint (a pretraining run's final/).
+  The checkpoint's vocabulary is the one released with an official ETC checkpoint, the vocab.txt
+  beside a BERT checkpoint, or the vocab.txt / vocab.model beside this package's encoder
+  checkpoint (a pretraining run's final/).
   """
   if train.vocab_file:
     return train.vocab_file
@@ -394,6 +396,9 @@ def vocab_source(train) -> str:
     return official
   if initialization.official_prefix(train.init_checkpoint) is not None:
     return ""
+  bert = initialization.bert_vocab(train.init_checkpoint)  # a BERT's folder: its vocab.txt
+  if bert:
+    return bert
   prefix = initialization.package_prefix(train.init_checkpoint)
   return pretraining_data.find_vocab(os.path.dirname(prefix)) or ""
 

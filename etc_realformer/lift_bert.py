@@ -1,0 +1,108 @@
+r"""Lifts a pretrained BERT into this package's ETC encoder checkpoint.
+
+  python -m etc_realformer.lift_bert --bert_checkpoint=uncased_L-12_H-768_A-12 \
+      --output_dir=lifted/bert_base [--bert_config_file=...] [--position_embeddings=copy|drop] \
+      [--set model.local_radius=84 --set model.max_absolute_position_embeddings=4096 ...]
+
+`--bert_checkpoint` is Google's TF BERT (`bert_model.ckpt` prefix or its folder) or a folder of
+Hugging Face files (model.safetensors + config.json, BERT or RoBERTa). Writes, atomically (into
+a temporary folder beside OUT, then renamed into place):
+
+  OUT/encoder.*           this package's encoder checkpoint (what train.init_checkpoint takes)
+  OUT/etc_config.json     its EtcConfig (BERT's shape, residual_attention none unless --set)
+  OUT/vocab.txt           the BERT's vocabulary, when its folder has one
+  OUT/bert_pooler.npz     BERT's pooler (kernel [H, H], bias [H]), when the checkpoint has one
+  OUT/lifting.json        the report: every variable mapped, skipped, and weights not from BERT
+
+and prints what was mapped and skipped and the time taken. The mapping: docs/lifting.md.
+"""
+
+import json
+import os
+import time
+from typing import Dict, Optional, Sequence
+
+from absl import app
+from absl import flags
+
+import etc_realformer  # pylint: disable=unused-import  # sets TF_USE_LEGACY_KERAS first
+import numpy as np  # pylint: disable=g-bad-import-order
+import tensorflow as tf  # pylint: disable=g-bad-import-order
+
+from etc_realformer import checkpoint_conversion  # pylint: disable=g-bad-import-order
+from etc_realformer.models import bert_lifting
+from etc_realformer.models.encoder import EtcModel
+from etc_realformer.training import run_config as run_config_lib
+
+POOLER_FILE = "bert_pooler.npz"
+REPORT_FILE = "lifting.json"
+
+
+def lift_to_package(bert_checkpoint: str, output_dir: str, config_file: Optional[str] = None,
+                    position_embeddings: str = "copy", global_token_init: str = "cls",
+                    overrides: Optional[Dict] = None) -> Dict:
+  """Writes the lifted encoder, etc_config.json, vocabulary, pooler and report; -> a summary."""
+  start = time.perf_counter()
+  model = EtcModel.from_bert_checkpoint(bert_checkpoint, config_file=config_file,
+                                        position_embeddings=position_embeddings,
+                                        global_token_init=global_token_init,
+                                        **(overrides or {}))
+  report = model.lift_report
+  source_dir = os.path.dirname(report.source)
+  with checkpoint_conversion._staging_dir(output_dir) as tmp:  # pylint: disable=protected-access
+    tf.train.Checkpoint(encoder=model).write(os.path.join(tmp, "encoder"))
+    with open(os.path.join(tmp, "etc_config.json"), "w", encoding="utf-8") as f:
+      json.dump(model.etc_config.to_dict(), f, indent=2, sort_keys=True)
+    vocab = []
+    if os.path.isfile(os.path.join(source_dir, "vocab.txt")):
+      vocab = checkpoint_conversion.copy_vocab(source_dir, tmp)
+    if report.pooler:
+      np.savez(os.path.join(tmp, POOLER_FILE), **report.pooler)
+    with open(os.path.join(tmp, REPORT_FILE), "w", encoding="utf-8") as f:
+      json.dump(report.to_dict(), f, indent=2)
+    # pylint: disable-next=protected-access
+    checkpoint_conversion._publish(tmp, output_dir, last="etc_config.json")
+  return {"checkpoint": os.path.join(output_dir, "encoder"), "vocab": vocab, "report": report,
+          "parameters": int(sum(v.shape.num_elements() for v in model.weights)),
+          "seconds": time.perf_counter() - start}
+
+
+def parse_overrides(items: Sequence[str]) -> Dict:
+  """`model.key=value` strings -> {key: value} (values parsed as YAML, as --set elsewhere)."""
+  return run_config_lib.apply_overrides({"model": {}}, items)["model"]
+
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("bert_checkpoint", None,
+                    "Google's BERT (bert_model.ckpt prefix or its folder) or a Hugging Face "
+                    "folder (model.safetensors + config.json).")
+flags.DEFINE_string("output_dir", None, "Folder to write the lifted encoder to.")
+flags.DEFINE_string("bert_config_file", None,
+                    "BERT's config; default: bert_config.json (or config.json) beside it.")
+flags.DEFINE_enum("position_embeddings", "copy", list(bert_lifting.POSITION_MODES),
+                  "copy: keep BERT's absolute positions (repeated to fill a longer "
+                  "max_absolute_position_embeddings); drop: relative positions only.")
+flags.DEFINE_enum("global_token_init", "cls", list(bert_lifting.GLOBAL_INIT_MODES),
+                  "cls: global-token rows that are unused vocabulary slots start from [CLS] "
+                  "([MASK] for the CPC-hidden sentence); keep: leave BERT's rows.")
+flags.DEFINE_multi_string("set", [], "EtcConfig override, e.g. --set model.local_radius=84.")
+flags.DEFINE_bool("verbose", True, "Print every mapped variable.")
+
+
+def main(argv):
+  del argv
+  if not FLAGS.bert_checkpoint or not FLAGS.output_dir:
+    raise app.UsageError("--bert_checkpoint and --output_dir are required")
+  try:
+    result = lift_to_package(FLAGS.bert_checkpoint, FLAGS.output_dir, FLAGS.bert_config_file,
+                             FLAGS.position_embeddings, FLAGS.global_token_init,
+                             parse_overrides(FLAGS.set))
+  except (ValueError, FileNotFoundError) as e:
+    raise app.UsageError(str(e)) from None
+  print(result["report"].summary(verbose=FLAGS.verbose))
+  print(f"wrote {result['checkpoint']} ({result['parameters']:,} parameters, vocabulary: "
+        f"{', '.join(result['vocab']) or 'none'}) in {result['seconds']:.1f} s")
+
+
+if __name__ == "__main__":
+  app.run(main)
