@@ -43,6 +43,15 @@ efficiency measured from 1 to 2 workers, rate(16) = 16 x rate(1) x e with e = ra
 of 16 dedicated cores at the measured CPU seconds per example. The 2-core machine the figures
 come from is shared with other jobs, so its 1 -> 2 step understates what 16 dedicated cores do.
 
+--baseline DIR compares with another copy of the repository (e.g. the last commit unpacked by
+`git archive HEAD | tar -x -C DIR` before a change): every one-worker run is made from DIR
+too (its own benchmarks/conversion.py, importing its own converters), alternately with this
+tree, --repeats times each, and all must write the same records. --gc adds one-worker runs of
+this tree with Python's garbage collector set up as a conversion worker could set it
+(`freeze`: gc.freeze() once the tokenizer is built; `freeze+threshold`: also a higher
+threshold, GC_THRESHOLD). The "trees" table gives each variant's median steady rate and its
+ratio to the baseline's (results: `trees`).
+
 --profile BACKENDS converts each task's input once more with the real settings, one worker and
 each given backend under cProfile, and splits the time into cost centres: every function's own
 time goes to the part of the converter it belongs to (tokenization, reading and checking
@@ -58,6 +67,11 @@ towards Python-heavy code; the unprofiled rates are the rows above.
       # ~4 min on 2 cores shared with two other jobs, after ~30 s making the inputs
   python benchmarks/conversion.py --tasks nq --configs base --workers 1 --nq_examples 32
   python benchmarks/conversion.py --data_style demo --backends auto   # the earlier inputs
+  python benchmarks/conversion.py --configs base --workers 1 --backends auto --nq_examples 200 \\
+      --hotpotqa_examples 400 --wikihop_examples 400 --openkp_examples 400 \\
+      --baseline BEFORE --repeats 2 --gc default,freeze,freeze+threshold \\
+      --output benchmarks/results/conversion_before_after.json
+      # before (BEFORE: an unpacked copy of the earlier commit) and after, interleaved
 Prints the tables and writes JSON (default benchmarks/results/conversion.json).
 """
 
@@ -94,6 +108,9 @@ DATA_STYLES = ("benchmark", "demo")
 # WordPieceTokenizer backends: the pure-Python reference (before the fast path) and the default.
 BACKENDS = ("python", "auto")
 DEFAULT_BACKEND = "auto"   # what a worker process builds (tasks.common.task.PartFeatures)
+# Garbage-collector set-ups a run can convert with (`_set_gc`), and the thresholds of the last.
+GC_VARIANTS = ("default", "freeze", "freeze+threshold")
+GC_THRESHOLD = (50_000, 20, 20)
 PROJECTED_WORKERS = 16
 NQ_FILES = 4
 VOCAB_SIZE = 2000
@@ -241,6 +258,7 @@ def _one(spec):
   setup_seconds = time.perf_counter() - setup_start
   tokenizer = OffsetTokenizer(wordpiece)
   shutil.rmtree(spec["output"], ignore_errors=True)
+  _set_gc(spec.get("gc", "default"))
   before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
   profiler = cProfile.Profile() if spec.get("profile") else None
   cpu_before = _cpu_seconds()
@@ -270,6 +288,21 @@ def _one(spec):
   if profiler:
     row["cost_centres"], row["top_functions"] = _breakdown(pstats.Stats(profiler))
   return row
+
+
+def _set_gc(variant):
+  """Python's garbage collector as a conversion worker could set it up before converting
+  (GC_VARIANTS): `freeze` moves every object alive then (TensorFlow's, the tokenizer's) out of
+  the collector's sight, so that its collections walk only what the conversion creates;
+  `freeze+threshold` also collects the youngest generation every GC_THRESHOLD[0] allocations
+  instead of every 700."""
+  import gc  # pylint: disable=g-import-not-at-top
+  if variant == "default":
+    return
+  gc.collect()
+  gc.freeze()
+  if variant == "freeze+threshold":
+    gc.set_threshold(*GC_THRESHOLD)
 
 
 def _cpu_seconds():
@@ -463,6 +496,48 @@ def _comparison(rows):
   return out
 
 
+def _median(values):
+  values = sorted(values)
+  middle = len(values) // 2
+  return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+
+
+def _tree_comparison(rows):
+  """Per task, features and backend, one worker: the median steady rate and CPU seconds per
+  example of every (tree, gc) variant over its repeats, and their ratios to the baseline tree's
+  (or, without a baseline, to the current tree's with the default collector; `cpu_ratio` > 1:
+  less CPU per example). On a shared machine the CPU time moves less than the wall time."""
+  out = []
+  groups = collections.defaultdict(lambda: collections.defaultdict(list))
+  for r in rows:
+    if r["workers"] == 1 and "error" not in r:
+      variant = (r.get("tree", "current"), r.get("gc", "default"))
+      groups[(r["task"], r["config"], r["backend"])][variant].append(r)
+  for (task, config, backend), variants in groups.items():
+    if len(variants) < 2:
+      continue
+    rates = {v: _median([r["steady_examples_per_second"] for r in runs])
+             for v, runs in variants.items()}
+    cpu = {v: _median([r["cpu_seconds_per_example"] for r in runs]) for v, runs in variants.items()}
+    reference = ("baseline", "default") if ("baseline", "default") in rates else (
+        "current", "default")
+    if reference not in rates:
+      continue
+    for (tree, gc_variant), rate in rates.items():
+      runs = variants[(tree, gc_variant)]
+      out.append({"task": task, "config": config, "backend": backend, "tree": tree,
+                  "gc": gc_variant, "repeats": len(runs),
+                  "examples": runs[0]["examples"],
+                  "steady_examples_per_second": rate,
+                  "all_steady_examples_per_second": [r["steady_examples_per_second"]
+                                                     for r in runs],
+                  "cpu_seconds_per_example": cpu[(tree, gc_variant)],
+                  "ratio": rate / rates[reference],
+                  "cpu_ratio": cpu[reference] / cpu[(tree, gc_variant)],
+                  "records_identical": all(r.get("records_identical") for r in runs)})
+  return out
+
+
 def _summary(row):
   """One line about one measurement (or its error)."""
   if "error" in row:
@@ -471,7 +546,7 @@ def _summary(row):
           f"steady), peak {row['parent_peak_mb']:.0f} / {row['worker_peak_mb']:.0f} MB")
 
 
-def _tables(rows, comparison, projection, profiles):
+def _tables(rows, comparison, trees, projection, profiles):
   lines = [f"{'task':9} {'features':9} {'backend':7} {'W':>2} {'examples':>8} {'written':>8} "
            f"{'setup s':>7} {'wall s':>7} {'ex/s':>7} {'steady ex/s':>11} {'CPU s/ex':>8} "
            f"{'parent MB':>9} {'worker MB':>9} records"]
@@ -496,6 +571,18 @@ def _tables(rows, comparison, projection, profiles):
                    f"{c['python_examples_per_second']:>11.1f} "
                    f"{c['auto_examples_per_second']:>9.1f} {c['ratio']:>5.2f}x "
                    f"{'identical' if c['records_identical'] else 'DIFFERENT'}")
+  if trees:
+    lines += ["", "one worker, each tree and garbage-collector set-up (medians of the repeats; "
+                  "ratios to the baseline tree, or to the default collector; CPU ratio: the "
+                  "reference's CPU s/ex over this one's):",
+              f"{'task':9} {'features':9} {'backend':7} {'tree':8} {'gc':16} {'runs':>4} "
+              f"{'steady ex/s':>11} {'ratio':>6} {'CPU s/ex':>8} {'ratio':>6} records"]
+    for t in trees:
+      lines.append(f"{t['task']:9} {t['config']:9} {t['backend']:7} {t['tree']:8} "
+                   f"{t['gc']:16} {t['repeats']:>4} {t['steady_examples_per_second']:>11.1f} "
+                   f"{t['ratio']:>5.2f}x {t['cpu_seconds_per_example']:>8.4f} "
+                   f"{t['cpu_ratio']:>5.2f}x "
+                   f"{'identical' if t['records_identical'] else 'DIFFERENT'}")
   if projection:
     lines += ["", f"projected on {PROJECTED_WORKERS} cores, real settings, backend "
                   f"{DEFAULT_BACKEND} (linear in the workers at the measured 1 -> 2 "
@@ -549,6 +636,15 @@ def main():
   parser.add_argument("--timeout", type=int, default=1800, help="seconds per configuration")
   parser.add_argument("--output", default=os.path.join(os.path.dirname(__file__), "results",
                                                        "conversion.json"))
+  parser.add_argument("--baseline", default="",
+                      help="a copy of the repository to compare with (e.g. unpacked from `git "
+                           "archive`): every one-worker run is made from it too, alternately "
+                           "with this tree, and must write the same records")
+  parser.add_argument("--repeats", type=int, default=1,
+                      help="one-worker runs of every tree and gc set-up, interleaved")
+  parser.add_argument("--gc", default="default",
+                      help="garbage-collector set-ups to convert with in this tree, of "
+                           f"{', '.join(GC_VARIANTS)} (see _set_gc); one worker")
   parser.add_argument("--child", help=argparse.SUPPRESS)
   args = parser.parse_args()
 
@@ -560,6 +656,13 @@ def main():
   for backend in backends + profile_backends:
     if backend not in BACKENDS:
       parser.error(f"backend {backend!r}: expected one of {', '.join(BACKENDS)}")
+  gc_variants = [v for v in args.gc.split(",") if v]
+  for variant in gc_variants:
+    if variant not in GC_VARIANTS:
+      parser.error(f"--gc {variant!r}: expected some of {', '.join(GC_VARIANTS)}")
+  if args.baseline and not os.path.isfile(os.path.join(args.baseline, "benchmarks",
+                                                       "conversion.py")):
+    parser.error(f"--baseline {args.baseline}: no benchmarks/conversion.py in it")
 
   os.makedirs(args.data_dir, exist_ok=True)
   start = time.perf_counter()
@@ -572,12 +675,16 @@ def main():
             f"{name} median {value['median']:.0f}" for name, value in figures.items())
                                 for task, figures in lengths.items()), flush=True)
 
-  def spec(task, config, workers, backend, profile=False):
+  def spec(task, config, workers, backend, profile=False, tree="current", gc_variant="default",
+           repeat=0):
     """One run's settings, with an output folder of its own (the records are compared)."""
-    name = f"{task}_{config}_{backend}_w{workers}" + ("_profile" if profile else "")
+    name = (f"{task}_{config}_{backend}_w{workers}" + ("_profile" if profile else "")
+            + ("" if tree == "current" else f"_{tree}")
+            + ("" if gc_variant == "default" else "_gc_" + gc_variant.replace("+", "_")))
     return {"task": task, "config": config, "workers": workers, "backend": backend,
             "profile": profile, "shards": args.shards, "input": inputs[task],
-            "vocab": vocabs[task], "output": os.path.join(args.data_dir, "out", name)}
+            "vocab": vocabs[task], "output": os.path.join(args.data_dir, "out", name),
+            "tree": tree, "gc": gc_variant, "repeat": repeat}
 
   plan = []
   for task in tasks:
@@ -587,20 +694,33 @@ def main():
         # Worker processes build the default tokenizer: other backends run with one worker.
         for backend in (backends if workers == 1 else
                         [b for b in backends if b == DEFAULT_BACKEND]):
-          plan.append(spec(task, config, workers, backend))
+          if workers != 1:
+            plan.append(spec(task, config, workers, backend))
+            continue
+          variants = ([("baseline", "default")] if args.baseline else []) + [
+              ("current", v) for v in gc_variants]
+          for repeat in range(args.repeats):   # interleaved: the load changes over time
+            plan += [spec(task, config, workers, backend, tree=tree, gc_variant=v,
+                          repeat=repeat) for tree, v in variants]
   plan += [spec(task, CONFIGS[task][1], 1, backend, profile=True)
            for task in tasks for backend in profile_backends]
   rows, profiles = [], []
   for i, one in enumerate(plan):
     print(f"[{i + 1}/{len(plan)}] {one['task']} {one['config']} backend={one['backend']} "
-          f"workers={one['workers']}{' (profiled)' if one['profile'] else ''} ...", flush=True)
-    row = child_runs.run_child(__file__, ["--child", json.dumps(one)], one, args.timeout)
+          f"workers={one['workers']}{' (profiled)' if one['profile'] else ''} tree={one['tree']}"
+          f" gc={one['gc']} ...", flush=True)
+    script = (os.path.join(args.baseline, "benchmarks", "conversion.py")
+              if one["tree"] == "baseline" else __file__)
+    row = child_runs.run_child(script, ["--child", json.dumps(one)], one, args.timeout)
     (profiles if one["profile"] else rows).append(row)
     print("    " + _summary(row), flush=True)
   _check_records(rows + profiles)
-  comparison, projection = _comparison(rows), _projection(rows)
+  current = [r for r in rows if r.get("tree", "current") == "current" and r.get("gc", "default")
+             == "default" and r.get("repeat", 0) == 0]
+  comparison, projection = _comparison(current), _projection(current)
+  trees = _tree_comparison(rows)
   print()
-  print(_tables(rows, comparison, projection, profiles))
+  print(_tables(rows, comparison, trees, projection, profiles))
   result = {"benchmark": "conversion", "data_style": args.data_style,
             "nq_page_words": args.nq_page_words if args.data_style == "demo" else None,
             "nq_input_files": NQ_FILES, "shards": args.shards, "vocab_size": VOCAB_SIZE,
@@ -612,6 +732,8 @@ def main():
             "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                         "load_average": os.getloadavg()},
             "rows": [_relative_paths(row) for row in rows], "comparison": comparison,
+            "baseline": bool(args.baseline), "repeats": args.repeats,
+            "gc_variants": gc_variants, "gc_threshold": list(GC_THRESHOLD), "trees": trees,
             "projection": projection, "profiles": [_relative_paths(p) for p in profiles]}
   from etc_realformer.io_utils import atomic_write_json  # pylint: disable=g-import-not-at-top
   atomic_write_json(args.output, result, sort_keys=False)

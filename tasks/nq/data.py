@@ -26,14 +26,18 @@ import dataclasses
 import glob
 import gzip
 import json
+import operator
 import os
 import zlib
 from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+import numpy as np
 
 from tasks.common import input_parts
 from tasks.common.read_report import ReadReport, RecordProblem
 
 YES_NO_VALUES = ("NONE", "YES", "NO")
+_STR, _INT = frozenset((str,)), frozenset((int,))
 
 
 class NqDataError(ValueError):
@@ -150,23 +154,8 @@ class _Document:
                        f"expected a list, got {type(raw).__name__}")
       html = record.get("document_html")
       html_bytes = len(html.encode("utf-8")) if isinstance(html, str) else None
-      self.tokens, self.is_html, self.starts, self.ends = [], [], [], []
-      for i, token in enumerate(raw):
-        field = f"document_tokens[{i}]"
-        if not isinstance(token, dict) or not isinstance(token.get("token"), str):
-          raise RecordProblem("malformed document", field, "expected {token, start_byte, end_byte, "
-                         "html_token} with a string token")
-        start, end = _int(token, "start_byte", field), _int(token, "end_byte", field)
-        if start < 0 or end < start or (html_bytes is not None and end > html_bytes):
-          raise RecordProblem("offsets disagree with document", field,
-                         f"bytes [{start}, {end}) are not inside the {html_bytes}-byte html")
-        if self.starts and start < self.starts[-1]:
-          raise RecordProblem("offsets disagree with document", field,
-                         f"start_byte {start} is before the previous token's {self.starts[-1]}")
-        self.tokens.append(token["token"])
-        self.is_html.append(bool(token.get("html_token", False)))
-        self.starts.append(start)
-        self.ends.append(end)
+      if not self._read_tokens(raw, html_bytes):
+        self._check_tokens(raw, html_bytes)   # raises the first token's problem
     elif "document_text" in record:
       self.has_bytes = False
       text = record["document_text"]
@@ -182,6 +171,53 @@ class _Document:
                      "neither document_tokens (original format) nor document_text (simplified)")
     if not self.tokens:
       raise RecordProblem("empty document", "document_tokens", "the document has no tokens")
+
+  def _read_tokens(self, raw: List[Any], html_bytes: Optional[int]) -> bool:
+    """Reads `document_tokens` whole (lists, then the checks on arrays); False when some token
+    fails a check (`_check_tokens` then finds the first one and names it)."""
+    try:
+      tokens = list(map(operator.itemgetter("token"), raw))
+      starts = list(map(operator.itemgetter("start_byte"), raw))
+      ends = list(map(operator.itemgetter("end_byte"), raw))
+      is_html = [token.get("html_token", False) for token in raw]
+    except (TypeError, KeyError, AttributeError):   # not an object, or a field missing
+      return False
+    # JSON gives exact types: a bool offset (a subclass of int) fails here, as in _int.
+    if not (set(map(type, tokens)) <= _STR and set(map(type, starts)) <= _INT
+            and set(map(type, ends)) <= _INT):
+      return False
+    try:
+      start_array = np.asarray(starts, np.int64)   # [T]
+      end_array = np.asarray(ends, np.int64)       # [T]
+    except OverflowError:
+      return False
+    if len(raw) and (start_array.min() < 0 or np.any(end_array < start_array)
+                     or (html_bytes is not None and end_array.max() > html_bytes)
+                     or np.any(start_array[1:] < start_array[:-1])):
+      return False
+    self.tokens, self.starts, self.ends = tokens, starts, ends
+    self.is_html = list(map(bool, is_html))
+    return True
+
+  def _check_tokens(self, raw: List[Any], html_bytes: Optional[int]) -> None:
+    """Reads `document_tokens` one token at a time; RecordProblem names the first bad one."""
+    self.tokens, self.is_html, self.starts, self.ends = [], [], [], []
+    for i, token in enumerate(raw):
+      field = f"document_tokens[{i}]"
+      if not isinstance(token, dict) or not isinstance(token.get("token"), str):
+        raise RecordProblem("malformed document", field, "expected {token, start_byte, end_byte, "
+                       "html_token} with a string token")
+      start, end = _int(token, "start_byte", field), _int(token, "end_byte", field)
+      if start < 0 or end < start or (html_bytes is not None and end > html_bytes):
+        raise RecordProblem("offsets disagree with document", field,
+                       f"bytes [{start}, {end}) are not inside the {html_bytes}-byte html")
+      if self.starts and start < self.starts[-1]:
+        raise RecordProblem("offsets disagree with document", field,
+                       f"start_byte {start} is before the previous token's {self.starts[-1]}")
+      self.tokens.append(token["token"])
+      self.is_html.append(bool(token.get("html_token", False)))
+      self.starts.append(start)
+      self.ends.append(end)
 
   def span(self, record: Dict[str, Any], field: str, allow_null: bool) -> Span:
     """Reads and checks one span record; NULL_SPAN for a null span when allowed."""

@@ -64,14 +64,22 @@ HTML_TAGS = ("P", "TABLE", "TR", "TD", "TH", "UL", "OL", "LI", "DL", "DT", "DD",
              "SUB", "OTHER")
 _OPEN_BASE, _CLOSE_BASE = 41, 71
 _TAG = re.compile(r"^<\s*(/?)\s*([A-Za-z][A-Za-z0-9]*)")
+# html token -> its marker id (pages repeat a few dozen tags; bounded for odd inputs).
+_MARKER_IDS: Dict[str, int] = {}
+_MAX_CACHED_MARKERS = 1 << 16
 
 
 def html_marker_id(token: str) -> int:
   """The marker piece id of an html token ("<P>" -> 41, "</P>" -> 71, unknown tags -> other)."""
-  match = _TAG.match(token)
-  closing, name = (match.group(1) == "/", match.group(2).upper()) if match else (False, "OTHER")
-  index = HTML_TAGS.index(name) if name in HTML_TAGS else HTML_TAGS.index("OTHER")
-  return (_CLOSE_BASE if closing else _OPEN_BASE) + index
+  marker = _MARKER_IDS.get(token)
+  if marker is None:
+    match = _TAG.match(token)
+    closing, name = (match.group(1) == "/", match.group(2).upper()) if match else (False, "OTHER")
+    index = HTML_TAGS.index(name) if name in HTML_TAGS else HTML_TAGS.index("OTHER")
+    marker = (_CLOSE_BASE if closing else _OPEN_BASE) + index
+    if len(_MARKER_IDS) < _MAX_CACHED_MARKERS:
+      _MARKER_IDS[token] = marker
+  return marker
 
 
 def tag_name(token: str) -> str:
@@ -194,30 +202,31 @@ def _top_level(example: NqExample) -> List[int]:
 
 
 def document_pieces(example: NqExample, tokenizer: OffsetTokenizer, config: NqFeatureConfig):
-  """-> (piece ids, piece_token, piece_html, piece_top, top candidate indices)."""
+  """-> (piece ids [P] int64, piece_token, piece_html, piece_top, top candidate indices)."""
   top = _top_level(example)
-  token_index, top_of = [], []
-  for t, c in enumerate(top):
-    span = example.candidates[c].span
-    for i in range(span.start_token, span.end_token):
-      if example.is_html[i] and not config.include_html_tokens:
-        continue
-      token_index.append(i)
-      top_of.append(t)
-  text_tokens = [example.tokens[i] for i in token_index if not example.is_html[i]]
-  text_pieces = iter(tokenizer.tokenize_many(text_tokens))
-  ids, piece_token, piece_html, piece_top = [], [], [], []
-  for i, t in zip(token_index, top_of):
-    if example.is_html[i]:
-      pieces = [html_marker_id(example.tokens[i])]
-    else:
-      pieces = next(text_pieces).ids
-    ids.extend(pieces)
-    piece_token.extend([i] * len(pieces))
-    piece_html.extend([example.is_html[i]] * len(pieces))
-    piece_top.extend([t] * len(pieces))
-  return (ids, np.asarray(piece_token, np.int32), np.asarray(piece_html, bool),
-          np.asarray(piece_top, np.int32), top)
+  spans = [example.candidates[c].span for c in top]
+  widths = np.asarray([span.end_token - span.start_token for span in spans], np.int64)
+  # [K] the document tokens kept, in order (the top-level candidates do not overlap), and the
+  # index into `top` of the candidate holding each.
+  token_index = (np.concatenate([np.arange(span.start_token, span.end_token) for span in spans])
+                 if spans else np.zeros([0], np.int64))
+  top_of = np.repeat(np.arange(len(top)), widths)
+  is_html = np.asarray(example.is_html, bool)                      # [T]
+  html_of = is_html[token_index]                                   # [K]
+  if not config.include_html_tokens:
+    token_index, top_of, html_of = token_index[~html_of], top_of[~html_of], html_of[~html_of]
+  tokens = example.tokens
+  text_index = token_index[~html_of]                               # [K_text]
+  text_ids, text_owner = tokenizer.tokenize_each([tokens[i] for i in text_index.tolist()])
+  # [K] pieces per kept token: one marker per html token, a text token its word pieces.
+  counts = np.ones(len(token_index), np.int64)
+  counts[~html_of] = np.bincount(text_owner, minlength=len(text_index))
+  piece_html = np.repeat(html_of, counts)                          # [P]
+  ids = np.empty(len(piece_html), np.int64)                        # [P]
+  ids[~piece_html] = text_ids
+  ids[piece_html] = [html_marker_id(tokens[i]) for i in token_index[html_of].tolist()]
+  return (ids, np.repeat(token_index, counts).astype(np.int32), piece_html,
+          np.repeat(top_of, counts).astype(np.int32), top)
 
 
 def make_windows(piece_top: np.ndarray, config: NqFeatureConfig, question_len: int
@@ -265,11 +274,18 @@ def convert_example(example: NqExample, tokenizer: OffsetTokenizer, config: NqFe
   candidate_pieces = np.full([len(example.candidates), 2], -1, np.int32)
   layout = ExampleLayout(example.example_id, piece_token, piece_html, piece_top, top,
                          candidate_pieces, [], num_q, len(question.ids) > num_q)
-  for c, candidate in enumerate(example.candidates):
-    candidate_pieces[c] = layout.span_pieces(candidate.span)
+  if len(example.candidates):
+    # piece_token is non-decreasing (the top-level candidates are in token order), so the pieces
+    # of tokens [start, end) are the range the two bounds find (`ExampleLayout.span_pieces`).
+    bounds = np.asarray([(c.span.start_token, c.span.end_token) for c in example.candidates],
+                        np.int64)                                  # [num candidates, 2]
+    first = np.searchsorted(piece_token, bounds[:, 0], side="left")
+    last = np.searchsorted(piece_token, bounds[:, 1], side="left") - 1
+    found = first <= last
+    candidate_pieces[found, 0] = first[found]
+    candidate_pieces[found, 1] = last[found]
   layout.windows = make_windows(piece_top, config, num_q)
   label = gold_label(example.annotations) if with_labels else None
-  ids = np.asarray(ids, np.int64)
   lengths = feature_lengths(config)
   features = []
   for w, (start, end) in enumerate(layout.windows):

@@ -53,6 +53,9 @@ class OpenKpPage:
   record: Optional[dict] = dataclasses.field(default=None, repr=False, compare=False)
 
 
+_JSON_NUMBERS = frozenset((int, float))
+
+
 def _number(value) -> bool:
   return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -88,12 +91,15 @@ def parse_vdom(value: Any, num_words: int, repairs: List[RecordProblem]) -> List
       repairs.append(RecordProblem("bad VDOM element", field + ".start_idx",
                               f"starts at word {start} but the text has {num_words}; dropped"))
       continue
+    # The types JSON gives (a bool, a subclass of int, is no number; `_number` decides the rare
+    # other types).
     if (not isinstance(features, list) or len(features) != NUM_VISUAL_FEATURES
-        or not all(_number(x) for x in features)):
+        or not ({type(x) for x in features} <= _JSON_NUMBERS
+                or all(_number(x) for x in features))):
       repairs.append(RecordProblem("bad VDOM element", field + ".feature",
                               f"expected {NUM_VISUAL_FEATURES} numbers; dropped"))
       continue
-    elements.append(Element(start, min(end, num_words), [float(x) for x in features]))
+    elements.append(Element(start, min(end, num_words), list(map(float, features))))
   elements.sort(key=lambda e: e.start)
   # Overlaps: an element starts where the previous one ends. Gaps: the previous element grows.
   cleaned: List[Element] = []

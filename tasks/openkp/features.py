@@ -18,9 +18,7 @@ each key phrase of at most `max_phrase_words` words, as `label_starts` / `label_
 [max_key_phrases] (-1 / 0 where there is none).
 """
 
-import bisect
 import dataclasses
-import math
 from typing import Dict, List, Tuple
 
 import numpy as np
@@ -35,7 +33,7 @@ FLOAT_FEATURES = ("global_visual_features",)
 LABEL_FEATURES = ("label_starts", "label_lengths")
 # Positions (0-based) of the continuous features among the 20: x, width, y, height, font_size
 # of the element (1-10) and of its parent (11-20).
-_CONTINUOUS = (0, 1, 2, 3, 8, 10, 11, 12, 13, 18)
+_CONTINUOUS = [0, 1, 2, 3, 8, 10, 11, 12, 13, 18]
 
 
 @dataclasses.dataclass
@@ -74,20 +72,28 @@ def float_shapes(config: OpenKpFeatureConfig) -> Dict[str, tuple]:
 
 def squash_visual(features: List[float]) -> np.ndarray:
   """Raw 20 visual features -> the model's [20] float32 input (see the module docstring)."""
-  out = np.asarray(features, np.float32).copy()
-  for i in _CONTINUOUS:
-    out[i] = math.copysign(math.log1p(abs(float(out[i]))), float(out[i]))
+  return squash_visual_rows(np.asarray(features, np.float32)[None])[0]
+
+
+def squash_visual_rows(rows: np.ndarray) -> np.ndarray:
+  """`squash_visual` of every row of [E, 20] float32 raw features -> [E, 20] float32.
+
+  The sizes go through float64, sign(v) * log1p(|v|), then back to float32, as one value at a
+  time through `math` would.
+  """
+  out = np.array(rows, np.float32)
+  sizes = out[:, _CONTINUOUS].astype(np.float64)           # [E, len(_CONTINUOUS)]
+  out[:, _CONTINUOUS] = np.copysign(np.log1p(np.abs(sizes)), sizes)
   return out
 
 
-def word_pieces(page: OpenKpPage, tokenizer: OffsetTokenizer) -> Tuple[List[int], List[int]]:
-  """(piece ids, word index of each piece) of the page's text."""
-  starts, position = [], 0
-  for word in page.words:
-    starts.append(position)
-    position += len(word) + 1
+def word_pieces(page: OpenKpPage, tokenizer: OffsetTokenizer) -> Tuple[List[int], np.ndarray]:
+  """(piece ids, [pieces] word index of each piece) of the page's text."""
+  widths = np.fromiter(map(len, page.words), np.int64, len(page.words)) + 1
+  starts = np.cumsum(widths) - widths     # [words] the character where each word starts
   pieces = tokenizer.tokenize(" ".join(page.words))
-  return pieces.ids, [bisect.bisect_right(starts, s) - 1 for s in pieces.starts]
+  return pieces.ids, np.searchsorted(starts, np.asarray(pieces.starts, np.int64),
+                                     side="right") - 1
 
 
 def phrase_key(words) -> str:
@@ -126,8 +132,8 @@ def convert_page(page: OpenKpPage, tokenizer: OffsetTokenizer, config: OpenKpFea
   if len(page.elements) > global_len:
     num_words = page.elements[global_len].start
   if len(ids) > long_len:
-    num_words = min(num_words, piece_words[long_len])   # the word cut at the boundary goes
-  kept = bisect.bisect_left(piece_words, num_words)     # pieces of words < num_words
+    num_words = min(num_words, int(piece_words[long_len]))   # the word cut at the boundary goes
+  kept = int(np.searchsorted(piece_words, num_words, side="left"))   # pieces of words < num_words
 
   f = {name: np.zeros([n], np.int64) if n else np.int64(0)
        for name, n in feature_lengths(config).items()}
@@ -138,8 +144,9 @@ def convert_page(page: OpenKpPage, tokenizer: OffsetTokenizer, config: OpenKpFea
   f["num_words"] = np.int64(num_words)
   visual = np.zeros([global_len, NUM_VISUAL_FEATURES], np.float32)
   num_elements = min(len(page.elements), global_len)
-  for e in range(num_elements):
-    visual[e] = squash_visual(page.elements[e].features)
+  if num_elements:
+    visual[:num_elements] = squash_visual_rows(np.asarray(
+        [element.features for element in page.elements[:num_elements]], np.float32))
   f["global_token_ids"][:num_elements] = vocab.SENTENCE_ID
   f["global_visual_features"] = visual
   info = {"words": len(page.words), "words_kept": num_words, "elements": len(page.elements),

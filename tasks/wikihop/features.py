@@ -117,8 +117,8 @@ def find_mentions(text: str, pattern, candidates: List[str]) -> List[Tuple[int, 
 @dataclasses.dataclass
 class _Document:
   index: int                    # position in the example's supports
-  sentences: List[Pieces]       # offsets relative to the document text
-  links: List[List[int]]        # per sentence, per piece: linked candidate or -1
+  sentences: List[Pieces]       # offsets relative to the document text (starts/ends arrays)
+  links: List[np.ndarray]       # per sentence, [pieces]: linked candidate or -1
   keep: int                     # sentences kept (a prefix)
 
   def long_len(self) -> int:
@@ -128,16 +128,36 @@ class _Document:
 def _truncate(fixed_long: int, fixed_global: int, documents: List[_Document],
               config: WikiHopFeatureConfig) -> None:
   """Drops trailing sentences of the longest documents until everything fits."""
-  def sizes():
-    live = [d for d in documents if d.keep]
-    return (fixed_long + sum(d.long_len() for d in live),
-            fixed_global + sum(1 + d.keep for d in live))
-
-  long_used, global_used = sizes()
+  # [documents] pieces per document for its kept sentences, updated as sentences are dropped.
+  lengths = [[len(s) for s in d.sentences] for d in documents]
+  kept_len = [sum(n[:d.keep]) for n, d in zip(lengths, documents)]
+  long_used = fixed_long + sum(n for n, d in zip(kept_len, documents) if d.keep)
+  global_used = fixed_global + sum(1 + d.keep for d in documents if d.keep)
   while long_used > config.long_seq_len or global_used > config.global_seq_len:
-    longest = max((d for d in documents if d.keep), key=lambda d: (d.long_len(), d.index))
+    k = max((k for k, d in enumerate(documents) if d.keep),
+            key=lambda k: (kept_len[k], documents[k].index))
+    longest = documents[k]
     longest.keep -= 1
-    long_used, global_used = sizes()
+    dropped = lengths[k][longest.keep]
+    kept_len[k] -= dropped
+    long_used -= dropped
+    global_used -= 1 if longest.keep else 2   # a document without sentences loses its token
+
+
+def _mention_links(starts: np.ndarray, ends: np.ndarray, mentions: np.ndarray) -> np.ndarray:
+  """[pieces] the candidate of the first mention (in text order) holding each piece, or -1.
+
+  starts / ends [pieces]: the pieces' characters; mentions [M, 3]: (start, end, candidate), in
+  text order and not overlapping, so both their starts and their ends ascend: the mentions
+  starting at or before a piece are a prefix, those ending at or after it a suffix, and the
+  first mention holding it is the suffix's first when that lies in the prefix.
+  """
+  if not len(mentions):
+    return np.full(len(starts), -1, np.int64)
+  before = np.searchsorted(mentions[:, 0], starts, side="right")   # [pieces] prefix length
+  first = np.searchsorted(mentions[:, 1], ends, side="left")       # [pieces] suffix start
+  holds = first < before
+  return np.where(holds, mentions[np.minimum(first, len(mentions) - 1), 2], -1)
 
 
 def convert_example(example: WikiHopExample, tokenizer: OffsetTokenizer,
@@ -149,10 +169,10 @@ def convert_example(example: WikiHopExample, tokenizer: OffsetTokenizer,
   """
   candidates = example.candidates
   sentence_spans = [split_sentences(text) for text in example.supports]
-  texts = [example.query_text()] + candidates
-  for text, spans in zip(example.supports, sentence_spans):
-    texts.extend(text[s:e] for s, e in spans)
-  pieces = tokenizer.tokenize_many(texts)
+  pieces = tokenizer.tokenize_many([example.query_text()] + candidates)
+  # per document: the pieces of its sentences (offsets into the document text), and where each
+  # sentence's begin
+  document_pieces = tokenizer.tokenize_in_spans(example.supports, sentence_spans)
   q_ids = pieces[0].ids[:config.max_query_pieces]
   unk = tokenizer.tokenizer.unk_id
   cand_ids = [p.ids[:config.max_candidate_pieces] or [unk] for p in pieces[1:1 + len(candidates)]]
@@ -168,50 +188,39 @@ def convert_example(example: WikiHopExample, tokenizer: OffsetTokenizer,
   pattern = mention_pattern(candidates)
   subject_words = {text[s:e].lower() for text in [example.subject]
                    for s, e in split_words(example.subject)}
-  documents, cursor = [], 1 + len(candidates)
-  for d, (text, spans) in enumerate(zip(example.supports, sentence_spans)):
-    mentions = find_mentions(text, pattern, candidates)
+  documents = []
+  for d, (text, (own, bounds)) in enumerate(zip(example.supports, document_pieces)):
+    mentions = np.asarray(find_mentions(text, pattern, candidates), np.int64).reshape([-1, 3])
+    # [document pieces] characters in the document text, sentence after sentence
+    starts, ends = np.asarray(own.starts, np.int64), np.asarray(own.ends, np.int64)
+    all_links = _mention_links(starts, ends, mentions)
     sentences, links = [], []
-    for start, _ in spans:
-      p = pieces[cursor]
-      cursor += 1
-      shifted = Pieces(p.ids, [s + start for s in p.starts], [e + start for e in p.ends])
-      link = [-1] * len(p)
-      for i in range(len(p)):
-        for m_start, m_end, c in mentions:
-          if shifted.starts[i] >= m_start and shifted.ends[i] <= m_end:
-            link[i] = c
-            break
-      if len(p):
-        sentences.append(shifted)
-        links.append(link)
+    for a, b in zip(bounds[:-1], bounds[1:]):
+      if b > a:
+        sentences.append(Pieces(own.ids[a:b], starts[a:b], ends[a:b]))
+        links.append(all_links[a:b])
     documents.append(_Document(d, sentences, links, len(sentences)))
   _truncate(fixed_long, fixed_global, documents, config)
 
   f = {name: np.zeros([n], np.int64) if n else np.int64(0)
        for name, n in feature_lengths(config).items()}
   f["l2g_linked_ids"][:] = -1
-  pos, g = 0, 0
+  # The long and the global tokens in order, one list per feature (written into `f` at the end).
+  long = {"token_ids": [], "sentence_ids": [], "long_paragraph_ids": [], "segment_ids": []}
+  glob = {"global_token_ids": [], "global_paragraph_ids": [], "global_segment_ids": [],
+          "ignore_hard_g2l_mask": []}
 
-  def put_long(ids, owner, paragraph, segment, links=None):
-    nonlocal pos
+  def put_long(ids, owner, paragraph, segment):
     n = len(ids)
-    f["token_ids"][pos:pos + n] = ids
-    f["sentence_ids"][pos:pos + n] = owner
-    f["long_paragraph_ids"][pos:pos + n] = paragraph
-    f["segment_ids"][pos:pos + n] = segment   # an int, or a list per piece
-    if links is not None:
-      f["l2g_linked_ids"][pos:pos + n] = links
-    pos += n
+    long["token_ids"].extend(ids)
+    long["sentence_ids"].extend([owner] * n)
+    long["long_paragraph_ids"].extend([paragraph] * n)
+    long["segment_ids"].extend([segment] * n if isinstance(segment, int) else segment)
 
   def put_global(token_id, paragraph, segment, exempt):
-    nonlocal g
-    f["global_token_ids"][g] = token_id
-    f["global_paragraph_ids"][g] = paragraph
-    f["global_segment_ids"][g] = segment
-    f["ignore_hard_g2l_mask"][g] = exempt
-    g += 1
-    return g - 1
+    for name, value in zip(glob, (token_id, paragraph, segment, exempt)):
+      glob[name].append(value)
+    return len(glob["global_token_ids"]) - 1
 
   for ids in cand_ids:
     token = put_global(vocab.CANDIDATE_ID, 0, SEGMENT_CANDIDATE, 1)
@@ -222,6 +231,7 @@ def convert_example(example: WikiHopExample, tokenizer: OffsetTokenizer,
   paragraph = 0
   info = {"dropped_sentences": 0, "dropped_documents": 0, "linked_pieces": 0,
           "query_truncated": len(pieces[0]) > config.max_query_pieces}
+  document_links = []   # [pieces] per kept sentence: the links of the long tokens after the query
   for document in documents:
     info["dropped_sentences"] += len(document.sentences) - document.keep
     if not document.keep:
@@ -237,9 +247,17 @@ def convert_example(example: WikiHopExample, tokenizer: OffsetTokenizer,
         text = example.supports[document.index]
         segments = [SEGMENT_SUBJECT_MATCH if text[a:b].lower() in subject_words
                     else SEGMENT_SENTENCE for a, b in zip(sentence.starts, sentence.ends)]
-      put_long(sentence.ids, token, paragraph, segments, links)
-      info["linked_pieces"] += sum(link >= 0 for link in links)
+      put_long(sentence.ids, token, paragraph, segments)
+      document_links.append(links)
+  pos, g = len(long["token_ids"]), len(glob["global_token_ids"])
   assert pos <= config.long_seq_len and g <= config.global_seq_len, (pos, g)
+  for name, values in list(long.items()) + list(glob.items()):
+    f[name][:len(values)] = values
+  if document_links:
+    # The documents' pieces follow the candidates' and the query's (fixed_long of them).
+    links = np.concatenate(document_links)
+    f["l2g_linked_ids"][fixed_long:pos] = links
+    info["linked_pieces"] = int(np.count_nonzero(links >= 0))
   if with_labels:
     f["label"] = np.int64(example.label)
   else:

@@ -1,0 +1,221 @@
+"""The converters write exactly the records they wrote before their speed-ups.
+
+Each task converts a small fixed input from its benchmark generator
+(`synthetic_data/<task>_benchmark.py`, what `benchmarks/conversion.py` measures) with the
+shipped tiny English vocabulary, the tiny and the real feature settings and both tokenizer
+backends (the pure-Python reference and tensorflow-text from the start); every record is parsed
+and hashed in a canonical form (features in name order), and the digests must equal the ones
+below, computed from the converters as they were before they were optimised. NQ's prediction
+windows (no labels) are hashed too.
+
+A change that alters a digest on purpose (a new feature, a different layout) must say so: run
+this file with UPDATE_RECORD_DIGESTS=1 to print the new table.
+"""
+
+import dataclasses
+import hashlib
+import importlib
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from etc_realformer.data import tokenization
+from etc_realformer.data.span_tokenization import OffsetTokenizer
+from synthetic_data import writer
+from tasks.common.read_report import ReadReport
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VOCAB = os.path.join(ROOT, "pretrained", "tiny_english", "vocab.txt")
+# task -> (benchmark items converted, the tiny and the real settings' config names)
+CASES = {"nq": (8, ("tiny", "base")), "hotpotqa": (24, ("tiny", "etc_base")),
+         "wikihop": (24, ("tiny", "base")), "openkp": (24, ("tiny", "base"))}
+BACKENDS = ("python", "tensorflow_text")
+SHARDS = 2
+
+# (task, config) -> (records written, SHA-256 of the parsed records, SHA-256 of the conversion's
+# counts); the same with both backends (the tokenizer's ids do not depend on it).
+EXPECTED = {
+    ("nq", "tiny"): (231, "215141dbd1521d190dcedab2dfcbe050d59213d86f9d903b70ad7d49375590ad",
+                     "759e51c1f8b3186b5b825e274451c01069126e3807b978bf0768a6da21dc8a76"),
+    ("nq", "base"): (7, "40ece9c29bc6737c47ecb2c23e7dda29b4d1c0aa4b780eb0157b7894ace40063",
+                     "b381af67e68673b0af1ca90fc60eaa7a59541ef33f4c4bc626c8fee3d2cb4aa4"),
+    ("hotpotqa", "tiny"): (19, "8eecf82ed5bae3ebd20c1e00931e1bb93dcc7a9094f33b58ed8367bb7730887c",
+                           "63eb5b970bda8310ff63a3ad4539b6e142e536ac849a9e2bbdc5c6dc803e1f82"),
+    ("hotpotqa", "etc_base"): (
+        24, "471c44aa66dc0a0576ff21968eb2b03489d3058d69b14f56ca1cc1a949b47683",
+        "cd4b42abad0c824e989b107d35c687e08680cdfa53bf436aacf9eed3823c19b9"),
+    ("wikihop", "tiny"): (24, "df572397ae7b8f020afba22cbf160ca58719167833fe658988e1a03d60fd1170",
+                          "eb32d37b01e2c147cf8615799fee4db4ca102a44ec7e697fb38cf68365f6d309"),
+    ("wikihop", "base"): (24, "1f45213d56a5b3e724ad0f3b840a8ff73c55a52401f0d86fb93fecc467834c18",
+                          "91c7c07e6b6f147c5186ff92aec8db431edefb00703cb869055636fc7c6150d3"),
+    ("openkp", "tiny"): (24, "7efeafce48a5df00c7d5e3bde146f160ea724f9b485c15deb8904066af2094bc",
+                         "bdb6019d171a9a3c0bb2d83483e85124e8bb2cf97bbe40fb46c4028af3157cef"),
+    ("openkp", "base"): (24, "fa2bc972b521b16cdcdf1d813c853e142e543c5446c9f2af3584aff66f6b36d1",
+                         "3c6bb4aef909a57c3e5f1e993ecea98d377a1f05bc6a3cf64501f48f12f00d87"),
+}
+# NQ prediction windows and layouts of the same pages, per config (and the real settings without
+# html tokens): (windows, SHA-256).
+EXPECTED_NQ_PREDICTION = {
+    "tiny": (741, "8aa90f38aa7235cca10591d66987e3ac598ef263ac1a8222b9eb7122dfdbc25d"),
+    "base": (44, "77822ce54b6ceded8642fd64902086135646ff6fd4e424dbf2724571f746c03c"),
+    "base_without_html": (39, "11f198087b411a0f5bd7c8c87f5e80a403c2841c1f3fed6a62b10d2f8689e6b2"),
+}
+
+
+def _feature_config(task, config):
+  path = os.path.join(ROOT, "configs", task.name, f"{config}.yaml")
+  return task.parse_sections(task.load_run_config(path))[1]
+
+
+def _write_input(task_name, directory):
+  generator = importlib.import_module(f"synthetic_data.{task_name}_benchmark")
+  items = generator.generate_examples(CASES[task_name][0], seed=3)
+  if task_name == "nq":
+    path = os.path.join(directory, "nq-train-00.jsonl.gz")
+    writer.write_jsonl(path, items, compress=True)
+  elif task_name == "openkp":
+    path = os.path.join(directory, "openkp.jsonl")
+    writer.write_jsonl(path, items)
+  else:
+    path = os.path.join(directory, f"{task_name}.json")
+    writer.write_json(path, items)
+  return path
+
+
+def _canonical(feature_map) -> bytes:
+  """A record's features in name order, each with its kind and values (independent of the
+  order protobuf writes the map in)."""
+  parts = []
+  for name in sorted(feature_map):
+    value = feature_map[name]
+    kind = value.WhichOneof("kind")
+    values = list(getattr(value, kind).value) if kind else []
+    parts.append(f"{name}:{kind}:{values!r}")
+  return "\n".join(parts).encode("utf-8")
+
+
+def _records_digest(files):
+  digest, count = hashlib.sha256(), 0
+  for path in files:
+    digest.update(os.path.basename(path).encode("utf-8") + b"\0")
+    for record in tf.data.TFRecordDataset(path).as_numpy_iterator():
+      canonical = _canonical(tf.train.Example.FromString(record).features.feature)
+      digest.update(len(canonical).to_bytes(8, "little") + canonical)
+      count += 1
+  return count, digest.hexdigest()
+
+
+def _dict_digest(windows):
+  """The digest of feature dicts as the records would hold them (int64 / float lists)."""
+  digest = hashlib.sha256()
+  for f in windows:
+    for name in sorted(f):
+      value = np.asarray(f[name])
+      kind = "float_list" if value.dtype.kind == "f" else "int64_list"
+      digest.update(f"{name}:{kind}:{np.ravel(value).tolist()!r}\n".encode("utf-8"))
+  return digest.hexdigest()
+
+
+@pytest.fixture(scope="module")
+def tokenizers():
+  return {backend: OffsetTokenizer(tokenization.WordPieceTokenizer(VOCAB, backend=backend))
+          for backend in BACKENDS}
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+  directory = str(tmp_path_factory.mktemp("benchmark_inputs"))
+  return {name: _write_input(name, directory) for name in CASES}
+
+
+def _print_update(key, got):
+  if os.environ.get("UPDATE_RECORD_DIGESTS"):
+    print(f"\n    {key!r}: {got!r},")
+
+
+@pytest.mark.parametrize("task_name", list(CASES))
+def test_records_unchanged(task_name, tokenizers, inputs, tmp_path):
+  task = importlib.import_module(f"tasks.{task_name}.task").TASK
+  for config in CASES[task_name][1]:
+    feature_config = _feature_config(task, config)
+    for backend in BACKENDS:
+      output = str(tmp_path / f"{config}_{backend}")
+      info = task.convert_file(inputs[task_name], output, tokenizers[backend], VOCAB,
+                               feature_config, SHARDS, log=lambda _: None)
+      got = _records_digest(task.record_files(output))
+      assert got[0] == info["written"]
+      counts = {key: info[key] for key in ("records", "written", "skipped", "counts")}
+      got += (hashlib.sha256(json.dumps(counts, sort_keys=True).encode()).hexdigest(),)
+      _print_update((task_name, config), got)
+      if not os.environ.get("UPDATE_RECORD_DIGESTS"):
+        assert got == EXPECTED[(task_name, config)], (
+            f"{task_name} {config} backend {backend}: the records differ from the ones the "
+            "converter wrote before (records written, digest)")
+
+
+def test_nq_prediction_windows_unchanged(tokenizers, inputs):
+  from tasks.nq import data, records  # pylint: disable=g-import-not-at-top
+  task = importlib.import_module("tasks.nq.task").TASK
+  examples = list(data.iter_examples(inputs["nq"], with_labels=False,
+                                     report=ReadReport(inputs["nq"])))
+  for config in CASES["nq"][1] + ("base_without_html",):
+    feature_config = _feature_config(task, config.replace("_without_html", ""))
+    if config.endswith("_without_html"):
+      feature_config = dataclasses.replace(feature_config, include_html_tokens=False)
+    for backend in BACKENDS:
+      windows, layouts = [], []
+      for _, layout, example_windows in records.prediction_windows(
+          examples, tokenizers[backend], feature_config):
+        windows.extend(example_windows)
+        layouts.append({"piece_token": layout.piece_token, "piece_html": layout.piece_html,
+                        "piece_top": layout.piece_top,
+                        "top_candidates": np.asarray(layout.top_candidates),
+                        "candidate_pieces": layout.candidate_pieces,
+                        "windows": np.asarray(layout.windows),
+                        "question_len": np.asarray(layout.question_len)})
+      got = (len(windows), _dict_digest(windows + layouts))
+      _print_update(("nq prediction", config), got)
+      if not os.environ.get("UPDATE_RECORD_DIGESTS"):
+        assert got == EXPECTED_NQ_PREDICTION[config], (
+            f"nq prediction windows, {config} backend {backend}: they differ from before")
+
+
+def test_tokenize_each_matches_one_text_at_a_time(tokenizers):
+  """`OffsetTokenizer.tokenize_each` (the texts joined by spaces, tokenized once) gives every
+  text the pieces it gets alone, also where the joined text could differ: a capital sigma
+  whose lower-case form depends on its neighbours, punctuation, CJK, dropped characters, empty
+  texts, whitespace inside a text, and more than the fast path's cached text length."""
+  texts = ["ΟΔΟΣ", "Σ", "ΑΣ.", ".Σα", "", "café,", "Zoë's", "中文字", "a\u200bb", "\x00",
+           " ", "tab\there", "1,921.5", "[CLS]", "<P>", "well-known", "ΣΣ" * 40, "x" * 300,
+           "don't", "\u00ad", "Ǆemal", "İstanbul", "e\u0301", "", "end"]
+  for backend, tokenizer in tokenizers.items():
+    ids, owner = tokenizer.tokenize_each(texts)
+    expected = tokenizer.tokenize_many(texts)
+    assert ids.tolist() == [i for p in expected for i in p.ids], backend
+    assert owner.tolist() == [k for k, p in enumerate(expected) for _ in p.ids], backend
+  empty = tokenizers["python"].tokenize_each([])
+  assert empty[0].shape == empty[1].shape == (0,)
+
+
+def test_tokenize_in_spans_matches_each_span_alone(tokenizers):
+  """`OffsetTokenizer.tokenize_in_spans` gives every span the pieces (offsets moved to the
+  text) it gets alone: sentences split at whitespace (the whole text is tokenized), and texts it
+  must not tokenize whole: a control character Python counts as whitespace between spans (BERT
+  drops it, so a capital sigma would see across it), words cut by a span, overlapping spans."""
+  texts = ["ΑΣ. Βeta is here!  Gamma?\u00a0Δ.\n", "ΑΣ.\x1cΒΣ. end", "abc def", "a. b. c.",
+           "Zoë's café,\u3000中文 x", ""]
+  spans = [[(0, 3), (4, 17), (19, 25), (26, 28)], [(0, 3), (4, 11)], [(0, 2), (2, 7)],
+           [(0, 5), (3, 8)], [(0, 11), (12, 14), (15, 16)], []]
+  for backend, tokenizer in tokenizers.items():
+    got = tokenizer.tokenize_in_spans(texts, spans)
+    for text, text_spans, text_got in zip(texts, spans, got):
+      alone = tokenizer.tokenize_many([text[a:b] for a, b in text_spans])
+      expected = [(p.ids, [x + a for x in p.starts], [x + a for x in p.ends])
+                  for p, (a, _) in zip(alone, text_spans)]
+      pieces, bounds = text_got
+      assert [(pieces.ids[a:b], list(pieces.starts[a:b]), list(pieces.ends[a:b]))
+              for a, b in zip(bounds[:-1], bounds[1:])] == expected, (backend, text)
+      assert bounds[-1] == len(pieces)
