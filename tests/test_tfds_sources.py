@@ -2,7 +2,9 @@
 Natural Questions from TFDS (tasks.nq.tfds_records). Offline: every dataset read here is a tiny
 one prepared in a temporary directory by a builder defined in this file (not registered with
 TFDS); "wikipedia" and "natural_questions" use the names, configs, versions and features of
-the installed TFDS builders, so `tfds.builder` loads them through the real builder code."""
+the installed TFDS builders, so `tfds.builder` loads them through the real builder code.
+(`tfds.testing.mock_data` fakes records but leaves every builder unprepared and without splits,
+so it only checks the known text fields against the real catalog's features.)"""
 
 import collections
 import gzip
@@ -388,3 +390,16 @@ def test_pretraining_run_names_an_unprepared_tfds_corpus(tmp_path):
                 "data": {"long_seq_len": 32, "global_seq_len": 8}}
   with pytest.raises(FileNotFoundError, match="empty"):
     pretraining_run.run_pretraining(run_config, str(tmp_path / "out"), verbose=0)
+
+
+def test_known_text_fields_are_string_features_of_the_real_catalog_builders():
+  # tfds.testing.mock_data builds the installed builders from their code (no data, no network)
+  # and fakes their records: the known text fields must be scalar string features there.
+  with tfds.testing.mock_data(num_examples=3, policy=tfds.testing.MockPolicy.USE_CODE):
+    for name, config in (("wikipedia", "20230601.en"), ("c4", "en")):
+      builder = tfds.builder(name, config=config)
+      strings = tfds_source._string_features(builder.info.features)  # pylint: disable=protected-access
+      assert tfds_source.KNOWN_TEXT_FIELDS[name] in strings, (name, strings)
+      texts = [ex[tfds_source.KNOWN_TEXT_FIELDS[name]] for ex in tfds.as_numpy(
+          builder.as_dataset(split="train"))]
+      assert len(texts) == 3 and all(isinstance(t, bytes) for t in texts)
