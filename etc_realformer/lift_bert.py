@@ -15,6 +15,13 @@ a temporary folder beside OUT, then renamed into place):
   OUT/lifting.json        the report: every variable mapped, skipped, and weights not from BERT
 
 and prints what was mapped and skipped and the time taken. The mapping: docs/lifting.md.
+
+The way back, `--export_bert`: writes the long stream of one of this package's encoders as a
+BERT in Google's format (bert_model.ckpt.*, bert_config.json, vocab.txt), and prints what that
+format cannot hold (relative tables, the global stream, residual attention):
+
+  python -m etc_realformer.lift_bert --export_bert --encoder=pretrained/tiny_english \
+      --output_dir=bert/tiny_english [--vocab_file=...]
 """
 
 import json
@@ -34,7 +41,7 @@ from etc_realformer.models import bert_lifting
 from etc_realformer.models.encoder import EtcModel
 from etc_realformer.training import run_config as run_config_lib
 
-POOLER_FILE = "bert_pooler.npz"
+POOLER_FILE = bert_lifting.POOLER_FILE
 REPORT_FILE = "lifting.json"
 
 
@@ -86,11 +93,35 @@ flags.DEFINE_enum("global_token_init", "cls", list(bert_lifting.GLOBAL_INIT_MODE
                   "cls: global-token rows that are unused vocabulary slots start from [CLS] "
                   "([MASK] for the CPC-hidden sentence); keep: leave BERT's rows.")
 flags.DEFINE_multi_string("set", [], "EtcConfig override, e.g. --set model.local_radius=84.")
-flags.DEFINE_bool("verbose", True, "Print every mapped variable.")
+flags.DEFINE_bool("verbose", True, "Print every mapped (or written) variable.")
+flags.DEFINE_bool("export_bert", False,
+                  "The way back: write --encoder's long stream as a BERT in Google's format "
+                  "(bert_model.ckpt, bert_config.json, vocab.txt) into --output_dir.")
+flags.DEFINE_string("encoder", None,
+                    "--export_bert: this package's encoder (a folder such as "
+                    "pretrained/tiny_english, an .../encoder prefix or a pretraining run).")
+flags.DEFINE_string("vocab_file", None,
+                    "--export_bert: the vocabulary to write (default: the encoder folder's).")
+
+
+def export_main() -> None:
+  if not FLAGS.encoder or not FLAGS.output_dir:
+    raise app.UsageError("--export_bert needs --encoder and --output_dir")
+  start = time.perf_counter()
+  try:
+    report = bert_lifting.export_bert_checkpoint(FLAGS.encoder, FLAGS.output_dir,
+                                                 FLAGS.vocab_file)
+  except (ValueError, FileNotFoundError) as e:
+    raise app.UsageError(str(e)) from None
+  print(report.summary(verbose=FLAGS.verbose))
+  print(f"wrote {FLAGS.output_dir} in {time.perf_counter() - start:.1f} s")
 
 
 def main(argv):
   del argv
+  if FLAGS.export_bert:
+    export_main()
+    return
   if not FLAGS.bert_checkpoint or not FLAGS.output_dir:
     raise app.UsageError("--bert_checkpoint and --output_dir are required")
   try:

@@ -456,3 +456,119 @@ def test_continued_pretraining_from_a_bert_resumes_after_a_kill(tmp_path):
   table = [v for k, v in a.items() if "token_embeddings" in k]
   bert = tensors["bert.embeddings.word_embeddings.weight"]
   assert table and np.corrcoef(table[0][104:].ravel(), bert[104:].ravel())[0, 1] > 0.9
+
+
+# ------------------------------------------------------------- the way back: BERT's format
+TINY_ENGLISH = os.path.join(REPO, "pretrained", "tiny_english")
+
+
+def test_export_of_the_lifted_fixture_gives_back_its_checkpoint(tmp_path):
+  features, expected = _fixture()
+  model = EtcModel.from_bert_checkpoint(FOLDER, **EXACT)
+  out_dir = str(tmp_path / "bert")
+  report = bert_lifting.export_bert_checkpoint(model, out_dir,
+                                               vocab_file=os.path.join(FOLDER, "vocab.txt"))
+  assert sorted(os.listdir(out_dir)) == sorted(
+      ["bert_model.ckpt.index", "bert_model.ckpt.data-00000-of-00001", "bert_config.json",
+       "vocab.txt"])
+  assert not [n for n in os.listdir(tmp_path) if n.startswith(".")]  # no staging folder left
+  # Read back as the lifting reads a BERT: every variable of the fixture, pooler included,
+  # with the same values; the token-type table holds every row of the segment table (16),
+  # BERT's 2 first.
+  written = bert_lifting.open_tf(out_dir)
+  assert set(written.shapes) == set(_variables())
+  original = tf.train.load_checkpoint(os.path.join(FOLDER, "bert_model.ckpt"))
+  for name in _variables():
+    value, want = written.read(name), original.get_tensor(name)
+    if name == "bert/embeddings/token_type_embeddings":
+      assert value.shape == (16, 32)
+      np.testing.assert_array_equal(value[:2], want, name)
+      np.testing.assert_array_equal(value, model.embeddings.segment_table.numpy(), name)
+    else:
+      np.testing.assert_array_equal(value, want, name)
+  with open(os.path.join(FOLDER, "bert_config.json")) as f:
+    config = json.load(f)
+  with open(os.path.join(out_dir, "bert_config.json")) as f:
+    assert json.load(f) == dict(config, type_vocab_size=16)
+  with open(os.path.join(FOLDER, "vocab.txt")) as f, open(os.path.join(out_dir, "vocab.txt")) as g:
+    assert f.read() == g.read()
+  # A freshly lifted model loses nothing: zero relative tables, a global stream that copies
+  # the long one, no residual attention.
+  assert report.lost == [next(x for x in report.lost if x.startswith("relative"))]
+  assert "nothing lost" in report.lost[0]
+  # And the written BERT lifts again into a model with BERT's outputs.
+  again = EtcModel.from_bert_checkpoint(out_dir, **EXACT)
+  assert _max_diff_on_real_tokens(again, features, expected) < 1e-5
+
+
+def test_export_of_tiny_english_lifts_back_to_the_same_long_stream(tmp_path):
+  original = load_encoder_checkpoint(os.path.join(TINY_ENGLISH, "encoder"))
+  out_dir = str(tmp_path / "bert")
+  report = bert_lifting.export_bert_checkpoint(TINY_ENGLISH, out_dir)
+  with open(os.path.join(out_dir, "bert_config.json")) as f:
+    config = json.load(f)
+  assert config == {"vocab_size": 2048, "hidden_size": 64, "num_hidden_layers": 2,
+                    "num_attention_heads": 2, "intermediate_size": 128, "hidden_act": "gelu",
+                    "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0,
+                    "max_position_embeddings": 512, "type_vocab_size": 16,
+                    "initializer_range": 0.02}
+  reader = tf.train.load_checkpoint(os.path.join(out_dir, "bert_model.ckpt"))
+  assert not reader.get_tensor("bert/embeddings/position_embeddings").any()  # none: zeros
+  assert "bert/pooler/dense/kernel" not in reader.get_variable_to_shape_map()
+  with open(os.path.join(TINY_ENGLISH, "vocab.txt")) as f, \
+      open(os.path.join(out_dir, "vocab.txt")) as g:
+    assert f.read() == g.read()
+  # What BERT's format cannot hold is named.
+  lost = " ".join(report.lost)
+  assert "relative position tables (4" in lost and "4 not all zero" in lost
+  assert "the global stream (22 weights" in lost
+  assert "residual_attention='sum'" in lost
+  assert any("512 rows of zeros" in note for note in report.notes)
+  assert any("ids 1, 2, 3, 4, 5" in note for note in report.notes)
+  # Lifted back into the encoder's own config (no position table, its global-token rows
+  # kept), every long-stream weight is the original's.
+  lifted = EtcModel.from_bert_checkpoint(out_dir, position_embeddings="drop",
+                                         global_token_init="keep",
+                                         **original.etc_config.to_dict())
+  assert lifted.etc_config == original.etc_config
+  sources = {weight for _, _, weight in report.written if not weight.startswith("(")}
+  # token and segment tables, the LayerNorm; per layer Q, K, V, output, 2 Dense, 2 LayerNorms
+  assert len(sources) == 4 + 2 * 16
+  ours = {w.name.split(":")[0]: w.numpy() for w in lifted.weights}
+  theirs = {w.name.split(":")[0]: w.numpy() for w in original.weights}
+  assert sources <= set(ours)
+  for name in sources:
+    np.testing.assert_array_equal(ours[name], theirs[name], name)
+  # The rest starts as a lift starts it: relative tables zero, the global stream a copy.
+  assert not ours["layer_1/attention/long_rel_emb"].any()
+  np.testing.assert_array_equal(ours["layer_1/global_feed_forward/inner/kernel"],
+                                theirs["layer_1/long_feed_forward/inner/kernel"])
+
+
+def test_export_refuses_what_berts_format_cannot_express(tmp_path):
+  config = EtcConfig.from_file(os.path.join(REPO, "configs", "models", "tiny.yaml"))
+  model = EtcModel(config.replace(hidden_act="gelu_exact", use_pre_activation_order=True))
+  model.build()
+  with pytest.raises(ValueError, match=r"hidden_act 'gelu_exact'.*use_pre_activation_order"):
+    bert_lifting.export_bert_checkpoint(model, str(tmp_path / "bert"))
+  model = EtcModel(config)
+  model.build()
+  vocab = tmp_path / "big_vocab.txt"
+  vocab.write_text("".join(f"w{i}\n" for i in range(config.vocab_size + 1)))
+  with pytest.raises(ValueError, match=f"{vocab}: 1001 pieces.*1000 rows"):
+    bert_lifting.export_bert_checkpoint(model, str(tmp_path / "bert"), vocab_file=str(vocab))
+  assert not os.path.exists(tmp_path / "bert")
+  with pytest.raises(FileNotFoundError, match="no encoder checkpoint"):
+    bert_lifting.export_bert_checkpoint(str(tmp_path), str(tmp_path / "bert"))
+
+
+def test_export_command_line_prints_what_is_not_kept(tmp_path):
+  out_dir = tmp_path / "bert"
+  run = subprocess.run(
+      [sys.executable, "-m", "etc_realformer.lift_bert", "--export_bert",
+       f"--encoder={TINY_ENGLISH}", f"--output_dir={out_dir}", "--noverbose"],
+      cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+  assert run.returncode == 0, run.stderr[-2000:]
+  assert "37 BERT variables written" in run.stdout
+  assert "not kept residual attention" in run.stdout
+  assert bert_lifting.is_bert_checkpoint(str(out_dir))
