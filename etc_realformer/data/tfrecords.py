@@ -38,18 +38,153 @@ def shard_paths(prefix: str, num_shards: int) -> List[str]:
 def to_tf_example(example: Dict[str, np.ndarray]) -> tf.train.Example:
   """A feature dict -> tf.train.Example: float arrays as float_list, bytes or str values (a
   string or a list of them) as bytes_list (str encoded UTF-8), everything else as int64_list."""
-  feature = {}
+  return tf.train.Example.FromString(serialize_example(example))
+
+
+def serialize_example(example: Dict[str, np.ndarray]) -> bytes:
+  """`to_tf_example(example).SerializeToString()`, written directly in protobuf's wire format.
+
+  Integer arrays are encoded as varints with NumPy (a constant run at the end, such as
+  padding, as one varint repeated), floats as little-endian float32, lists of str as their
+  UTF-8 bytes; other values (bool, object arrays, ...) go through the protobuf classes as
+  before. Parsed, the result equals the tf.train.Example built feature by feature; the map's
+  order on the wire is the dict's (protobuf writes it in an order of its own, so the bytes of
+  two writers differ, never the records)."""
+  entries = []
   for name, value in example.items():
-    kind = np.asarray(value).dtype.kind
-    if kind in "SUO":
-      items = [value] if isinstance(value, (str, bytes)) else list(np.ravel(value))
-      feature[name] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[
-          item.encode("utf-8") if isinstance(item, str) else bytes(item) for item in items]))
-    elif name in pe.FLOAT_FEATURES or kind == "f":
-      feature[name] = tf.train.Feature(float_list=tf.train.FloatList(value=np.ravel(value).tolist()))
-    else:
-      feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=np.ravel(value).tolist()))
-  return tf.train.Example(features=tf.train.Features(feature=feature))
+    try:
+      feature = _feature_bytes(name, value)
+    except (TypeError, ValueError, OverflowError) as e:   # named after the feature
+      raise (TypeError if isinstance(e, TypeError) else ValueError)(
+          f"feature {name!r}: {e}") from e
+    entry = _field(1, name.encode("utf-8")) + _field(2, feature)   # map entry: key, value
+    entries.append(_field(1, entry))                               # Features.feature
+  return _field(1, b"".join(entries))                              # Example.features
+
+
+# Feature's oneof fields (tensorflow/core/example/feature.proto), and each list's `value` (1).
+_BYTES_LIST, _FLOAT_LIST, _INT64_LIST = 1, 2, 3
+_STR_TYPE = {str}
+_ONE_BYTE_VARINTS = [bytes([n]) for n in range(0x80)]
+_SHORT_BYTES_HEADERS = [bytes([1 << 3 | 2, n]) for n in range(0x80)]   # field 1, length n
+# [9] the smallest value needing 2, 3, ... 10 varint bytes.
+_VARINT_LIMITS = np.array([1 << (7 * k) for k in range(1, 10)], dtype=np.uint64)
+# The varint loop writes the rest of each value at once when at most _FEW distinct values are
+# left, looked for when at most _FEW_CHECKED values are.
+_FEW, _FEW_CHECKED = 8, 256
+
+
+def _varint(n: int) -> bytes:
+  """A non-negative int as a protobuf varint."""
+  if n < 0x80:
+    return _ONE_BYTE_VARINTS[n]
+  out = bytearray()
+  while n > 0x7f:
+    out.append((n & 0x7f) | 0x80)
+    n >>= 7
+  out.append(n)
+  return bytes(out)
+
+
+def _field(number: int, payload: bytes) -> bytes:
+  """A length-delimited field (wire type 2): tag, length, payload."""
+  return _ONE_BYTE_VARINTS[number << 3 | 2] + _varint(len(payload)) + payload
+
+
+def _feature_bytes(name: str, value) -> bytes:
+  """The serialised tf.train.Feature of one value (see to_tf_example for the kinds)."""
+  if type(value) is np.ndarray:
+    array = value
+  elif type(value) is str:
+    return _field(_BYTES_LIST, _field(1, value.encode("utf-8")))
+  elif (type(value) is list and value and set(map(type, value)) == _STR_TYPE
+        and "\x00" not in "".join(value)):   # NumPy would cut trailing NULs: left to it below
+    return _field(_BYTES_LIST, _bytes_values([item.encode("utf-8") for item in value]))
+  else:
+    array = np.asarray(value)
+  kind = array.dtype.kind
+  if kind in "SUO":
+    return _feature_message(name, value, kind).SerializeToString()
+  if name in pe.FLOAT_FEATURES or kind == "f":
+    if kind not in "iuf":
+      return _feature_message(name, value, kind).SerializeToString()
+    # via float64, as the Python floats protobuf would convert: [n] little-endian float32
+    with np.errstate(over="ignore"):   # past float32's range: inf, as protobuf casts
+      data = np.ravel(array).astype(np.float64).astype("<f4").tobytes()
+    return _field(_FLOAT_LIST, _field(1, data) if data else b"")
+  if kind not in "iu" or (kind == "u" and array.size and int(array.max()) >= 1 << 63):
+    return _feature_message(name, value, kind).SerializeToString()   # protobuf's own errors
+  data = _varints(np.ravel(array).astype(np.int64))
+  return _field(_INT64_LIST, _field(1, data) if data else b"")
+
+
+def _bytes_values(items: List[bytes]) -> bytes:
+  """BytesList's repeated `value` field: every item tagged and length-prefixed."""
+  lengths = list(map(len, items))
+  if max(lengths) >= 0x80:
+    return b"".join([_field(1, item) for item in items])
+  parts = [b""] * (2 * len(items))   # tag and one-byte length, item, tag and length, ...
+  parts[0::2] = map(_SHORT_BYTES_HEADERS.__getitem__, lengths)
+  parts[1::2] = items
+  return b"".join(parts)
+
+
+def _feature_message(name: str, value, kind: str) -> tf.train.Feature:
+  """One feature built with the protobuf classes (the kinds serialize_example leaves to them)."""
+  if kind in "SUO":
+    items = [value] if isinstance(value, (str, bytes)) else list(np.ravel(value))
+    return tf.train.Feature(bytes_list=tf.train.BytesList(value=[
+        item.encode("utf-8") if isinstance(item, str) else bytes(item) for item in items]))
+  if name in pe.FLOAT_FEATURES or kind == "f":
+    return tf.train.Feature(float_list=tf.train.FloatList(value=np.ravel(value).tolist()))
+  return tf.train.Feature(int64_list=tf.train.Int64List(value=np.ravel(value).tolist()))
+
+
+def _varints(values: np.ndarray) -> bytes:
+  """int64 [n] -> the packed varints of its values (negatives take 10 bytes, as protobuf
+  writes them); a run of one value at the end (padding) is one varint repeated."""
+  u = values.astype(np.uint64)   # [n], negatives as two's complement
+  if not u.size:
+    return b""
+  last = u[-1]
+  differ = np.flatnonzero(u != last)
+  cut = int(differ[-1]) + 1 if differ.size else 0   # u[cut:] all equal `last`
+  tail = _varint(int(last)) * (u.size - cut)
+  return (_varints_of(u[:cut]) if cut else b"") + tail
+
+
+def _varints_of(u: np.ndarray) -> bytes:
+  """uint64 [n], n > 0 -> their varints, one 7-bit group (a column of bytes) at a time."""
+  if int(u.max()) < 0x80:
+    return u.astype(np.uint8).tobytes()
+  sizes = np.searchsorted(_VARINT_LIMITS, u, side="right") + 1   # [n] bytes of each, 1..10
+  ends = np.cumsum(sizes)
+  starts = ends - sizes                                          # [n] first byte of each
+  out = bytearray(int(ends[-1]))
+  view = np.frombuffer(out, np.uint8)                            # writes into `out`
+  k = 0   # the group written next; u, starts, sizes: the values that still have one
+  while True:
+    values = None
+    if u.size <= _FEW_CHECKED:
+      values, which = np.unique(u, return_inverse=True)
+    elif k and u.min() == u.max():   # one value left (such as -1 in a long array)
+      values, which = u[:1], np.zeros(u.size, np.int64)
+    if values is not None and values.size <= _FEW:
+      # A few distinct values left: the rest of each one's varints written at once (the rest
+      # of a varint from group k on is the varint of u >> 7k).
+      for j, rest in enumerate(values.tolist()):
+        tail = _varint(rest)
+        at = starts[which.ravel() == j] + k                      # [m] where the rest goes
+        view[at[:, None] + np.arange(len(tail))] = np.frombuffer(tail, np.uint8)
+      return bytes(out)
+    more = sizes > k + 1                                         # [n] a group follows this one
+    view[starts + k] = (u & np.uint64(0x7f)).astype(np.uint8) | (more.astype(np.uint8) << 7)
+    k += 1
+    if not more.any():
+      return bytes(out)
+    if not more.all():
+      u, starts, sizes = u[more], starts[more], sizes[more]
+    u = u >> np.uint64(7)
 
 
 def write_shards(examples: Iterable[Dict[str, np.ndarray]], prefix: str, num_shards: int,
@@ -66,7 +201,7 @@ def write_shards(examples: Iterable[Dict[str, np.ndarray]], prefix: str, num_sha
   count = 0
   try:
     for example in examples:
-      writers[count % num_shards].write(to_tf_example(example).SerializeToString())
+      writers[count % num_shards].write(serialize_example(example))
       count += 1
       if progress_every and count % progress_every == 0:
         log(f"  {count} examples written")
@@ -90,7 +225,7 @@ def write_shard(examples: Iterable[Dict[str, np.ndarray]], path: str) -> int:
   try:
     with tf.io.TFRecordWriter(tmp) as writer:
       for example in examples:
-        writer.write(to_tf_example(example).SerializeToString())
+        writer.write(serialize_example(example))
         count += 1
   except BaseException:
     if os.path.exists(tmp):

@@ -96,6 +96,7 @@ class _Builder:
   def __init__(self, long_len: int, global_len: int):
     self.long_len, self.global_len = long_len, global_len
     self.long = {name: [] for name in LONG_PADDING}
+    self.long_tokens = []      # the piece strings of long_token_ids
     self.glob = {name: [] for name in GLOBAL_PADDING}
     self.owner = 0             # global index the next long pieces belong to
     self.paragraph_token = 0   # global index of the current PARAGRAPH token
@@ -130,26 +131,27 @@ class _Builder:
     g["global_paragraph_ids"].append(self.paragraph if in_paragraph else -1)
     self.owner = self.num_global
 
-  def add_long(self, piece_ids: Sequence[int], type_id: int, unigrams: Sequence[int],
-               owned: bool = True, in_paragraph: bool = True) -> None:
+  def add_long(self, piece_ids: Sequence[int], tokens: Sequence[str], type_id: int,
+               unigrams: Sequence[int], owned: bool = True, in_paragraph: bool = True) -> None:
     n = len(piece_ids)
     if self.num_long + n > self.long_len:
       return
     ll = self.long
     ll["long_token_ids"].extend(piece_ids)
+    self.long_tokens.extend(tokens)
     ll["long_sentence_ids"].extend([self.owner if owned else -1] * n)
     ll["long_paragraph_ids"].extend([self.paragraph_token if in_paragraph else -1] * n)
     ll["long_paragraph_breakpoints"].extend([0] * n)
     ll["long_token_type_ids"].extend([type_id] * n)
     ll["long_tokens_to_unigrams"].extend(unigrams)
 
-  def add_item(self, piece_ids, type_id, unigrams, token_id, ids, in_paragraph=True,
+  def add_item(self, piece_ids, tokens, type_id, unigrams, token_id, ids, in_paragraph=True,
                is_title=False, supporting=False) -> None:
     """A question piece, title or sentence: its pieces and its global token, or neither."""
     if self.num_long + len(piece_ids) > self.long_len or self.num_global >= self.global_len:
       self.skipped += 1
       return
-    self.add_long(piece_ids, type_id, unigrams, in_paragraph=in_paragraph)
+    self.add_long(piece_ids, tokens, type_id, unigrams, in_paragraph=in_paragraph)
     self.add_global(token_id, ids, is_title=is_title, supporting=supporting)
 
   def end_segment(self, paragraph_done: bool = False) -> None:
@@ -163,12 +165,14 @@ class _Builder:
       self.paragraph += 1
       self.sentence = 0
 
-  def padded(self) -> Dict[str, List[int]]:
+  def padded(self) -> Dict[str, np.ndarray]:
+    """Every sequence padded: int64 [long_len] or [global_len]."""
     out = {}
     for values, padding, length in ((self.long, LONG_PADDING, self.long_len),
                                     (self.glob, GLOBAL_PADDING, self.global_len)):
       for name, value in padding.items():
-        out[name] = values[name] + [value] * (length - len(values[name]))
+        out[name] = np.full([length], value, np.int64)
+        out[name][:len(values[name])] = values[name]
     return out
 
 
@@ -208,10 +212,12 @@ def convert_example(example: HotpotExample, tokenizer: TextTokenizer, long_len: 
   b = _Builder(long_len, global_len)
   b.add_global(ids.cls, ids)
   b.end_segment()
-  b.add_long([ids.cls], SENTENCE_TYPE, [-1], owned=False, in_paragraph=False)
+  b.add_long([ids.cls], tokenizer.tokens([ids.cls]), SENTENCE_TYPE, [-1], owned=False,
+             in_paragraph=False)
   b.long["long_paragraph_breakpoints"][-1] = 1
-  for piece in next(tokenized).ids:
-    b.add_item([piece], QUESTION_TYPE, [-1], ids.question, ids, in_paragraph=False)
+  question = next(tokenized)
+  for piece, token in zip(question.ids, question.tokens):
+    b.add_item([piece], [token], QUESTION_TYPE, [-1], ids.question, ids, in_paragraph=False)
   b.end_segment()
   for title, sentences in example.context:
     supporting = facts.get(title, [])
@@ -219,17 +225,17 @@ def convert_example(example: HotpotExample, tokenizer: TextTokenizer, long_len: 
     title_text = next(tokenized)
     if supporting:
       find(title_text, b.num_long)
-    b.add_item(title_text.ids, TITLE_TYPE, title_text.tokens_to_unigrams, ids.sentence, ids,
+    b.add_item(title_text.ids, title_text.tokens, TITLE_TYPE, title_text.tokens_to_unigrams, ids.sentence, ids,
                is_title=True, supporting=bool(supporting))
     for index in range(len(sentences)):
       sentence = next(tokenized)
       if index in supporting:
         find(sentence, b.num_long)
-      b.add_item(sentence.ids, SENTENCE_TYPE, sentence.tokens_to_unigrams, ids.sentence, ids,
+      b.add_item(sentence.ids, sentence.tokens, SENTENCE_TYPE, sentence.tokens_to_unigrams, ids.sentence, ids,
                  supporting=index in supporting)
     b.end_segment(paragraph_done=True)
 
-  long_tokens = tokenizer.tokens(b.long["long_token_ids"])
+  long_tokens = b.long_tokens
   global_tokens = tokenizer.tokens(b.glob["global_token_ids"])
   num_long, num_global, skipped = b.num_long, b.num_global, b.skipped
   padded = b.padded()

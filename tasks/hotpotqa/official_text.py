@@ -14,12 +14,19 @@ sub-span whose pieces, joined with spaces, equal the answer's own pieces (BERT's
 "improve answer span").
 """
 
+import bisect
 import dataclasses
+import itertools
+import re
 from typing import List, Sequence, Tuple
 
+import numpy as np
+
 from etc_realformer.data import tokenization
+from etc_realformer.data.span_tokenization import OffsetTokenizer
 
 WHITESPACE = " \t\r\n\u202f"
+_UNIGRAM_SPLIT = re.compile(f"([^{WHITESPACE}]+)")   # a run of anything else, kept
 
 
 @dataclasses.dataclass
@@ -28,8 +35,8 @@ class TokenizedText:
 
   text: the text answers are searched in (SentencePiece: the pieces joined back).
   ids / tokens [n]: the piece ids and piece strings.
-  tokens_to_unigrams [n], unigrams_to_tokens [unigrams], chars_to_unigrams [len(text)]:
-    WordPiece only (empty with SentencePiece).
+  tokens_to_unigrams [n], unigrams_to_tokens [unigrams], unigram_starts [unigrams] (the
+    character where each unigram begins): WordPiece only (empty with SentencePiece).
   chars_to_tokens: SentencePiece only, one entry per character the pieces account for.
   """
   text: str
@@ -37,7 +44,7 @@ class TokenizedText:
   tokens: List[str]
   tokens_to_unigrams: List[int] = dataclasses.field(default_factory=list)
   unigrams_to_tokens: List[int] = dataclasses.field(default_factory=list)
-  chars_to_unigrams: List[int] = dataclasses.field(default_factory=list)
+  unigram_starts: List[int] = dataclasses.field(default_factory=list)
   chars_to_tokens: List[int] = dataclasses.field(default_factory=list)
 
 
@@ -45,17 +52,20 @@ def split_unigrams(text: str) -> Tuple[List[str], List[int]]:
   """(unigrams, chars_to_unigrams): the words between WHITESPACE characters, and for every
   character the index of its unigram (a separator belongs to the unigram before it, -1 before
   the first)."""
-  unigrams, chars_to_unigrams, after_separator = [], [], True
-  for char in text:
-    if char in WHITESPACE:
-      after_separator = True
-    elif after_separator:
-      unigrams.append(char)
-      after_separator = False
-    else:
-      unigrams[-1] += char
-    chars_to_unigrams.append(len(unigrams) - 1)
+  unigrams, starts = unigram_starts(text)
+  chars_to_unigrams = [-1] * (starts[0] if starts else len(text))
+  for u, (begin, end) in enumerate(zip(starts, starts[1:] + [len(text)])):
+    chars_to_unigrams += [u] * (end - begin)
   return unigrams, chars_to_unigrams
+
+
+def unigram_starts(text: str) -> Tuple[List[str], List[int]]:
+  """(unigrams, starts): the words between WHITESPACE characters and the character where each
+  begins. The unigram of character c (`split_unigrams`) is the last one starting at or before
+  it: bisect_right(starts, c) - 1."""
+  parts = _UNIGRAM_SPLIT.split(text)   # [separators, unigram, separators, ..., separators]
+  ends = list(itertools.accumulate(map(len, parts)))
+  return parts[1::2], ends[0:-1:2]
 
 
 def join_sentencepieces(tokens: Sequence[str]) -> str:
@@ -91,6 +101,7 @@ class TextTokenizer:
     if self.kind == "sentencepiece" and getattr(tokenizer, "split_punctuation", False):
       raise ValueError("the official HotpotQA layout encodes whole texts with SentencePiece; "
                        "a tokenizer with split_punctuation is not supported")
+    self._each = OffsetTokenizer(tokenizer) if self.kind == "wordpiece" else None
 
   @property
   def wordpiece(self) -> bool:
@@ -104,19 +115,23 @@ class TextTokenizer:
     return self._wordpiece(texts) if self.wordpiece else self._sentencepiece(texts)
 
   def _wordpiece(self, texts):
-    split = [split_unigrams(text) for text in texts]
+    split = [unigram_starts(text) for text in texts]
     everything = [u for unigrams, _ in split for u in unigrams]
-    pieces = self.tokenizer.tokenize(everything) if everything else []   # one list per unigram
-    out, k = [], 0
-    for text, (unigrams, chars_to_unigrams) in zip(texts, split):
-      ids, tokens_to_unigrams, unigrams_to_tokens = [], [], []
-      for u in range(len(unigrams)):
-        unigrams_to_tokens.append(len(ids))
-        ids.extend(pieces[k])
-        tokens_to_unigrams.extend([u] * len(pieces[k]))
-        k += 1
-      out.append(TokenizedText(text, ids, self.tokens(ids), tokens_to_unigrams,
-                               unigrams_to_tokens, chars_to_unigrams))
+    # Every unigram tokenized on its own (one tokenizer call for all): ids [P] and owner [P],
+    # the index in `everything` of each piece's unigram (non-decreasing).
+    ids, owner = self._each.tokenize_each(everything)
+    # [U + 1] the first piece of every unigram (of the next one when it has none), then P.
+    firsts = np.searchsorted(owner, np.arange(len(everything) + 1), side="left")
+    all_ids = ids.tolist()
+    all_tokens = self.tokens(all_ids)
+    out, u0 = [], 0
+    for text, (unigrams, starts) in zip(texts, split):
+      u1 = u0 + len(unigrams)
+      a, b = int(firsts[u0]), int(firsts[u1])   # the text's pieces
+      out.append(TokenizedText(text, all_ids[a:b], all_tokens[a:b],
+                               (owner[a:b] - u0).tolist(), (firsts[u0:u1] - a).tolist(),
+                               starts))
+      u0 = u1
     return out
 
   def _sentencepiece(self, texts):
@@ -145,7 +160,8 @@ class TextTokenizer:
     starts, num_tokens = tokenized.unigrams_to_tokens, len(tokenized.ids)
     spans = []
     for char_begin, char_end in char_spans:
-      first, last = tokenized.chars_to_unigrams[char_begin], tokenized.chars_to_unigrams[char_end]
+      first = bisect.bisect_right(tokenized.unigram_starts, char_begin) - 1
+      last = bisect.bisect_right(tokenized.unigram_starts, char_end) - 1
       begin = starts[first]
       end = starts[last + 1] - 1 if last + 1 < len(starts) else num_tokens - 1
       spans.append(_narrow(tokenized.tokens, begin, end, wanted))

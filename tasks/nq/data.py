@@ -38,6 +38,7 @@ from tasks.common.read_report import ReadReport, RecordProblem
 
 YES_NO_VALUES = ("NONE", "YES", "NO")
 _STR, _INT = frozenset((str,)), frozenset((int,))
+_HTML_TOKEN = operator.methodcaller("get", "html_token", False)   # a token's flag, default False
 
 
 class NqDataError(ValueError):
@@ -179,7 +180,7 @@ class _Document:
       tokens = list(map(operator.itemgetter("token"), raw))
       starts = list(map(operator.itemgetter("start_byte"), raw))
       ends = list(map(operator.itemgetter("end_byte"), raw))
-      is_html = [token.get("html_token", False) for token in raw]
+      is_html = list(map(_HTML_TOKEN, raw))
     except (TypeError, KeyError, AttributeError):   # not an object, or a field missing
       return False
     # JSON gives exact types: a bool offset (a subclass of int) fails here, as in _int.

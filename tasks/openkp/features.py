@@ -19,7 +19,7 @@ each key phrase of at most `max_phrase_words` words, as `label_starts` / `label_
 """
 
 import dataclasses
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -89,11 +89,19 @@ def squash_visual_rows(rows: np.ndarray) -> np.ndarray:
 
 def word_pieces(page: OpenKpPage, tokenizer: OffsetTokenizer) -> Tuple[List[int], np.ndarray]:
   """(piece ids, [pieces] word index of each piece) of the page's text."""
-  widths = np.fromiter(map(len, page.words), np.int64, len(page.words)) + 1
-  starts = np.cumsum(widths) - widths     # [words] the character where each word starts
-  pieces = tokenizer.tokenize(" ".join(page.words))
-  return pieces.ids, np.searchsorted(starts, np.asarray(pieces.starts, np.int64),
-                                     side="right") - 1
+  return word_pieces_many([page], tokenizer)[0]
+
+
+def word_pieces_many(pages: Sequence[OpenKpPage], tokenizer: OffsetTokenizer
+                     ) -> List[Tuple[List[int], np.ndarray]]:
+  """`word_pieces` of every page, with one tokenizer call for all of them."""
+  out = []
+  for page, pieces in zip(pages, tokenizer.tokenize_many([" ".join(p.words) for p in pages])):
+    widths = np.fromiter(map(len, page.words), np.int64, len(page.words)) + 1
+    starts = np.cumsum(widths) - widths     # [words] the character where each word starts
+    out.append((pieces.ids, np.searchsorted(starts, np.asarray(pieces.starts, np.int64),
+                                            side="right") - 1))
+  return out
 
 
 def phrase_key(words) -> str:
@@ -120,10 +128,12 @@ def first_occurrences(words: List[str], phrases: List[List[str]], max_words: int
 
 
 def convert_page(page: OpenKpPage, tokenizer: OffsetTokenizer, config: OpenKpFeatureConfig,
-                 with_labels: bool) -> Tuple[Dict[str, np.ndarray], dict]:
-  """One page -> (features, info: words kept, elements kept, phrases labelled/unlabelled)."""
+                 with_labels: bool, pieces: Optional[Tuple[List[int], np.ndarray]] = None
+                 ) -> Tuple[Dict[str, np.ndarray], dict]:
+  """One page -> (features, info: words kept, elements kept, phrases labelled/unlabelled).
+  `pieces`: the page's `word_pieces` when already tokenized (`word_pieces_many`)."""
   long_len, global_len = config.long_seq_len, config.global_seq_len
-  ids, piece_words = word_pieces(page, tokenizer)
+  ids, piece_words = pieces if pieces is not None else word_pieces(page, tokenizer)
   element_of_word = np.zeros(len(page.words), np.int64)
   for e, element in enumerate(page.elements):
     element_of_word[element.start:element.end] = e

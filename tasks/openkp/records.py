@@ -4,7 +4,8 @@ The task (tasks.openkp.task) writes the training features to TFRecords once and 
 """
 
 import collections
-from typing import Callable, Dict, Iterable, Iterator, Sequence, Tuple
+import itertools
+from typing import Callable, Dict, Iterable, Iterator, List, Sequence, Tuple
 
 from absl import logging
 import numpy as np
@@ -16,6 +17,9 @@ from tasks.openkp import official
 from tasks.openkp.data import OpenKpPage
 
 INPUT_FEATURES = features_lib.MODEL_FEATURES + features_lib.FLOAT_FEATURES
+# Pages tokenized in one call when converting (one call into the library per page would cost
+# about twice the tokenizer's CPU time).
+PAGES_PER_CALL = 32
 
 
 def training_features(pages: Iterable[OpenKpPage], tokenizer: OffsetTokenizer,
@@ -23,9 +27,11 @@ def training_features(pages: Iterable[OpenKpPage], tokenizer: OffsetTokenizer,
                       counts: collections.Counter, progress_every: int = 2000,
                       log: Callable[[str], None] = logging.info
                       ) -> Iterator[Dict[str, np.ndarray]]:
-  """Labelled features; a page none of whose key phrases is in its input is skipped (counted)."""
-  for i, page in enumerate(pages):
-    f, info = features_lib.convert_page(page, tokenizer, config, with_labels=True)
+  """Labelled features; a page none of whose key phrases is in its input is skipped (counted).
+  Pages are tokenized PAGES_PER_CALL at a time (read ahead of their conversion)."""
+  for i, (page, pieces) in enumerate(_tokenized(pages, tokenizer)):
+    f, info = features_lib.convert_page(page, tokenizer, config, with_labels=True,
+                                        pieces=pieces)
     counts["pages"] += 1
     counts["truncated pages"] += info["words_kept"] < info["words"]
     counts["phrases labelled"] += info["phrases_labelled"]
@@ -43,13 +49,24 @@ def training_features(pages: Iterable[OpenKpPage], tokenizer: OffsetTokenizer,
       log(f"  converted {i + 1} pages")
 
 
+def _tokenized(pages: Iterable[OpenKpPage], tokenizer: OffsetTokenizer
+               ) -> Iterator[Tuple[OpenKpPage, Tuple[List[int], np.ndarray]]]:
+  """(page, its word pieces) of every page, PAGES_PER_CALL pages per tokenizer call."""
+  pages = iter(pages)
+  while True:
+    batch = list(itertools.islice(pages, PAGES_PER_CALL))
+    if not batch:
+      return
+    yield from zip(batch, features_lib.word_pieces_many(batch, tokenizer))
+
+
 def prediction_features(pages: Sequence[OpenKpPage], tokenizer: OffsetTokenizer,
                         config: features_lib.OpenKpFeatureConfig
                         ) -> Iterator[Tuple[OpenKpPage, Dict[str, np.ndarray]]]:
   """(page, features) for every page with words (the others predict no phrase)."""
-  for page in pages:
-    if page.words:
-      yield page, features_lib.convert_page(page, tokenizer, config, with_labels=False)[0]
+  for page, pieces in _tokenized((page for page in pages if page.words), tokenizer):
+    yield page, features_lib.convert_page(page, tokenizer, config, with_labels=False,
+                                          pieces=pieces)[0]
 
 
 # ----------------------------------------------------------------------------- official layout

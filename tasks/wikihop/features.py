@@ -32,7 +32,7 @@ of the document with the most pieces is dropped (a document left with no sentenc
 
 import dataclasses
 import re
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -160,19 +160,36 @@ def _mention_links(starts: np.ndarray, ends: np.ndarray, mentions: np.ndarray) -
   return np.where(holds, mentions[np.minimum(first, len(mentions) - 1), 2], -1)
 
 
+# The tokenized texts of one example: the pieces of its query and of each candidate, and per
+# document the pieces of its sentences (offsets into the document text) with the piece index
+# where each sentence begins (`OffsetTokenizer.tokenize_in_spans`).
+Tokenized = Tuple[List[Pieces], List[Tuple[Pieces, List[int]]]]
+
+
+def tokenize_examples(examples: Sequence[WikiHopExample], tokenizer: OffsetTokenizer
+                      ) -> List[Tokenized]:
+  """The texts of every example tokenized (two tokenizer calls for all of them)."""
+  heads = [[example.query_text()] + example.candidates for example in examples]
+  head_pieces = iter(tokenizer.tokenize_many([text for head in heads for text in head]))
+  documents = iter(tokenizer.tokenize_in_spans(
+      [text for example in examples for text in example.supports],
+      [split_sentences(text) for example in examples for text in example.supports]))
+  return [([next(head_pieces) for _ in head], [next(documents) for _ in example.supports])
+          for head, example in zip(heads, examples)]
+
+
 def convert_example(example: WikiHopExample, tokenizer: OffsetTokenizer,
-                    config: WikiHopFeatureConfig, with_labels: bool
+                    config: WikiHopFeatureConfig, with_labels: bool,
+                    tokenized: Optional[Tokenized] = None
                     ) -> Tuple[Dict[str, np.ndarray], dict]:
   """One example -> (features, info). info: dropped sentences/documents, linked mentions.
+  `tokenized`: the example's texts when already tokenized (`tokenize_examples`).
 
   Raises CandidatesDoNotFit when the candidates cannot all be placed.
   """
   candidates = example.candidates
-  sentence_spans = [split_sentences(text) for text in example.supports]
-  pieces = tokenizer.tokenize_many([example.query_text()] + candidates)
-  # per document: the pieces of its sentences (offsets into the document text), and where each
-  # sentence's begin
-  document_pieces = tokenizer.tokenize_in_spans(example.supports, sentence_spans)
+  pieces, document_pieces = (tokenized if tokenized is not None
+                             else tokenize_examples([example], tokenizer)[0])
   q_ids = pieces[0].ids[:config.max_query_pieces]
   unk = tokenizer.tokenizer.unk_id
   cand_ids = [p.ids[:config.max_candidate_pieces] or [unk] for p in pieces[1:1 + len(candidates)]]

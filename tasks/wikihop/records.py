@@ -4,6 +4,7 @@ The task (tasks.wikihop.task) writes the training features to TFRecords once and
 """
 
 import collections
+import itertools
 from typing import Callable, Dict, Iterable, Iterator, Sequence, Tuple
 
 from absl import logging
@@ -13,6 +14,9 @@ from etc_realformer.data.span_tokenization import OffsetTokenizer
 from tasks.wikihop import features as features_lib
 from tasks.wikihop.data import WikiHopExample
 
+# Examples tokenized in one call when converting (fewer calls into the library).
+EXAMPLES_PER_CALL = 16
+
 
 def training_features(examples: Iterable[WikiHopExample], tokenizer: OffsetTokenizer,
                       config: features_lib.WikiHopFeatureConfig, counts: collections.Counter,
@@ -21,10 +25,12 @@ def training_features(examples: Iterable[WikiHopExample], tokenizer: OffsetToken
   """Labelled features of every example; `counts` gathers truncation and linking figures.
 
   CandidatesDoNotFit stops the conversion: it is a setting to change, not a bad record.
+  Examples are tokenized EXAMPLES_PER_CALL at a time (read ahead of their conversion).
   """
-  for i, example in enumerate(examples):
+  for i, (example, tokenized) in enumerate(_tokenized(examples, tokenizer)):
     try:
-      f, info = features_lib.convert_example(example, tokenizer, config, with_labels=True)
+      f, info = features_lib.convert_example(example, tokenizer, config, with_labels=True,
+                                             tokenized=tokenized)
     except features_lib.CandidatesDoNotFit as e:
       raise features_lib.CandidatesDoNotFit(f"{source}: {e}" if source else str(e)) from None
     counts["examples"] += 1
@@ -41,11 +47,21 @@ def training_features(examples: Iterable[WikiHopExample], tokenizer: OffsetToken
 INPUT_FEATURES = features_lib.MODEL_FEATURES + ("candidate_mask",)
 
 
+def _tokenized(examples: Iterable[WikiHopExample], tokenizer: OffsetTokenizer
+               ) -> Iterator[Tuple[WikiHopExample, features_lib.Tokenized]]:
+  """(example, its tokenized texts) of every example, EXAMPLES_PER_CALL at a time."""
+  examples = iter(examples)
+  while True:
+    batch = list(itertools.islice(examples, EXAMPLES_PER_CALL))
+    if not batch:
+      return
+    yield from zip(batch, features_lib.tokenize_examples(batch, tokenizer))
+
+
 def prediction_features(examples: Sequence[WikiHopExample], tokenizer: OffsetTokenizer,
                         config: features_lib.WikiHopFeatureConfig
                         ) -> Iterator[Tuple[WikiHopExample, Dict[str, np.ndarray]]]:
   """(example, features) for every example with candidates (the others predict "")."""
-  for example in examples:
-    if example.candidates:
-      yield example, features_lib.convert_example(example, tokenizer, config,
-                                                  with_labels=False)[0]
+  for example, tokenized in _tokenized((e for e in examples if e.candidates), tokenizer):
+    yield example, features_lib.convert_example(example, tokenizer, config, with_labels=False,
+                                                tokenized=tokenized)[0]
