@@ -379,39 +379,7 @@ def read_corpus(paths: Union[PathLike, Iterable[PathLike]],
     report = CorpusReport()
   if isinstance(paths, (str, bytes, os.PathLike)):
     paths = [paths]
-  paths = list(paths)
-  if any(isinstance(p, str) and p.startswith("tfds:") for p in paths):
-    return _read_mixed(paths, report, min_sentences, tfds_data_dir)
-  files = expand_paths(paths)
-
-  def documents() -> Iterator[Document]:
-    for path in files:
-      report.files += 1
-      fmt, gzipped = _format_of(path)
-      reader = _read_jsonl if fmt == "jsonl" else _read_text
-      for doc in reader(path, gzipped, report, min_sentences):
-        report.documents += 1
-        report.sentences += len(doc.sentences)
-        yield doc
-
-  return documents()
-
-
-def _read_mixed(paths: List[PathLike], report: CorpusReport, min_sentences: int,
-                tfds_data_dir: Optional[str]) -> Iterator[Document]:
-  """`read_corpus` over inputs some of which are "tfds:" specs, in input order."""
-  from etc_realformer.data import tfds_source  # pylint: disable=g-import-not-at-top
-
-  sources: List[Union[str, Iterator[Document]]] = []
-  seen = set()
-  for path in paths:
-    if isinstance(path, str) and path.startswith("tfds:"):
-      sources.append(tfds_source.tfds_documents(path, tfds_data_dir, report, min_sentences))
-      continue
-    for match in expand_paths(path):
-      if os.path.abspath(match) not in seen:
-        seen.add(os.path.abspath(match))
-        sources.append(match)
+  sources = _sources(list(paths), report, min_sentences, tfds_data_dir)
 
   def documents() -> Iterator[Document]:
     for source in sources:
@@ -427,3 +395,24 @@ def _read_mixed(paths: List[PathLike], report: CorpusReport, min_sentences: int,
         yield doc
 
   return documents()
+
+
+def _sources(paths: List[PathLike], report: CorpusReport, min_sentences: int,
+             tfds_data_dir: Optional[str]) -> List[Union[str, Iterator[Document]]]:
+  """The inputs in order: each file once (patterns expanded, as `expand_paths`), and for a
+  "tfds:" spec its opened document iterator (TensorFlow is imported only then)."""
+  is_tfds = lambda p: isinstance(p, str) and p.startswith("tfds:")  # pylint: disable=unnecessary-lambda-assignment
+  if not any(is_tfds(p) for p in paths):
+    return list(expand_paths(paths))
+  from etc_realformer.data import tfds_source  # pylint: disable=g-import-not-at-top
+  sources: List[Union[str, Iterator[Document]]] = []
+  seen = set()
+  for path in paths:
+    if is_tfds(path):
+      sources.append(tfds_source.tfds_documents(path, tfds_data_dir, report, min_sentences))
+      continue
+    for match in expand_paths(path):
+      if os.path.abspath(match) not in seen:
+        seen.add(os.path.abspath(match))
+        sources.append(match)
+  return sources

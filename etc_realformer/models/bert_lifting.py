@@ -492,6 +492,23 @@ def etc_config_from_bert(bert_config: Dict, position_embeddings: str = "copy",
   return EtcConfig.from_dict(values, source=f"{source} with overrides {sorted(overrides)}")
 
 
+def _layout_problems(config, hidden_size: int) -> List[str]:
+  """What in an EtcConfig's layer layout BERT's layout (hidden-sized token table, heads of
+  hidden_size / heads, Post-LN, feed-forward layers) cannot match."""
+  problems = []
+  if config.embedding_size not in (None, hidden_size):
+    problems.append(f"embedding_size {config.embedding_size!r}: BERT's token table is "
+                    f"hidden-sized ({hidden_size}), with no projection")
+  if config.head_size * config.num_attention_heads != hidden_size:
+    problems.append(f"att_size_per_head {config.att_size_per_head!r}: BERT's heads are "
+                    f"{hidden_size // config.num_attention_heads} wide")
+  if config.use_pre_activation_order:
+    problems.append("use_pre_activation_order true: BERT is Post-LN")
+  if not config.use_feed_forward:
+    problems.append("use_feed_forward false: BERT has feed-forward layers")
+  return problems
+
+
 def check_compatible(bert_config: Dict, model_config, source: str) -> None:
   """Raises ValueError naming every EtcConfig field with which BERT's weights cannot fill
   `model_config` (an EtcConfig)."""
@@ -500,19 +517,10 @@ def check_compatible(bert_config: Dict, model_config, source: str) -> None:
               "intermediate_size", "hidden_act"):
     if getattr(model_config, key) != bert_config[key]:
       problems.append(f"{key} {bert_config[key]!r} != {getattr(model_config, key)!r}")
-  if model_config.embedding_size not in (None, bert_config["hidden_size"]):
-    problems.append(f"embedding_size {model_config.embedding_size!r}: BERT's token table is "
-                    f"hidden-sized ({bert_config['hidden_size']})")
-  if model_config.head_size * model_config.num_attention_heads != bert_config["hidden_size"]:
-    problems.append(f"att_size_per_head {model_config.att_size_per_head!r}: BERT's heads are "
-                    f"{bert_config['hidden_size'] // bert_config['num_attention_heads']} wide")
+  problems += _layout_problems(model_config, bert_config["hidden_size"])
   if model_config.segment_vocab_size < bert_config["type_vocab_size"]:
     problems.append(f"segment_vocab_size {model_config.segment_vocab_size} < BERT's "
                     f"type_vocab_size {bert_config['type_vocab_size']}")
-  if model_config.use_pre_activation_order:
-    problems.append("use_pre_activation_order true: BERT is Post-LN")
-  if not model_config.use_feed_forward:
-    problems.append("use_feed_forward false: BERT has feed-forward layers")
   if problems:
     raise ValueError(f"{source}: this BERT cannot initialise the configured encoder: " +
                      "; ".join(problems))
@@ -905,16 +913,7 @@ def bert_weights_of(model, max_position_embeddings: int = DEFAULT_MAX_POSITIONS
     problems.append(f"hidden_act {config.hidden_act!r} (Google's bert_config.json knows "
                     f"{', '.join(sorted(set(_TF_ACTIVATION_NAMES.values())))}; its 'gelu' is the "
                     "tanh approximation, this package's 'gelu')")
-  if config.embedding_size not in (None, config.hidden_size):
-    problems.append(f"embedding_size {config.embedding_size} (BERT's token table is "
-                    f"hidden-sized, {config.hidden_size}, with no projection)")
-  if config.head_size * config.num_attention_heads != config.hidden_size:
-    problems.append(f"att_size_per_head {config.att_size_per_head} (BERT's heads are "
-                    f"hidden_size / num_attention_heads wide)")
-  if config.use_pre_activation_order:
-    problems.append("use_pre_activation_order true (BERT is Post-LN)")
-  if not config.use_feed_forward:
-    problems.append("use_feed_forward false (BERT has feed-forward layers)")
+  problems += _layout_problems(config, config.hidden_size)
   if problems:
     raise ValueError("BERT's format cannot express this encoder: " + "; ".join(problems))
 

@@ -4,13 +4,13 @@ The task (tasks.openkp.task) writes the training features to TFRecords once and 
 """
 
 import collections
-import itertools
 from typing import Callable, Dict, Iterable, Iterator, List, Sequence, Tuple
 
 from absl import logging
 import numpy as np
 
 from etc_realformer.data.span_tokenization import OffsetTokenizer
+from tasks.common.batches import map_in_batches
 from tasks.common.read_report import ReadReport
 from tasks.openkp import features as features_lib
 from tasks.openkp import official
@@ -52,12 +52,8 @@ def training_features(pages: Iterable[OpenKpPage], tokenizer: OffsetTokenizer,
 def _tokenized(pages: Iterable[OpenKpPage], tokenizer: OffsetTokenizer
                ) -> Iterator[Tuple[OpenKpPage, Tuple[List[int], np.ndarray]]]:
   """(page, its word pieces) of every page, PAGES_PER_CALL pages per tokenizer call."""
-  pages = iter(pages)
-  while True:
-    batch = list(itertools.islice(pages, PAGES_PER_CALL))
-    if not batch:
-      return
-    yield from zip(batch, features_lib.word_pieces_many(batch, tokenizer))
+  return map_in_batches(pages, PAGES_PER_CALL,
+                        lambda batch: features_lib.word_pieces_many(batch, tokenizer))
 
 
 def prediction_features(pages: Sequence[OpenKpPage], tokenizer: OffsetTokenizer,

@@ -4,13 +4,13 @@ The task (tasks.wikihop.task) writes the training features to TFRecords once and
 """
 
 import collections
-import itertools
 from typing import Callable, Dict, Iterable, Iterator, Sequence, Tuple
 
 from absl import logging
 import numpy as np
 
 from etc_realformer.data.span_tokenization import OffsetTokenizer
+from tasks.common.batches import map_in_batches
 from tasks.wikihop import features as features_lib
 from tasks.wikihop.data import WikiHopExample
 
@@ -50,12 +50,8 @@ INPUT_FEATURES = features_lib.MODEL_FEATURES + ("candidate_mask",)
 def _tokenized(examples: Iterable[WikiHopExample], tokenizer: OffsetTokenizer
                ) -> Iterator[Tuple[WikiHopExample, features_lib.Tokenized]]:
   """(example, its tokenized texts) of every example, EXAMPLES_PER_CALL at a time."""
-  examples = iter(examples)
-  while True:
-    batch = list(itertools.islice(examples, EXAMPLES_PER_CALL))
-    if not batch:
-      return
-    yield from zip(batch, features_lib.tokenize_examples(batch, tokenizer))
+  return map_in_batches(examples, EXAMPLES_PER_CALL,
+                        lambda batch: features_lib.tokenize_examples(batch, tokenizer))
 
 
 def prediction_features(examples: Sequence[WikiHopExample], tokenizer: OffsetTokenizer,
