@@ -80,28 +80,33 @@ def parse_overrides(items: Sequence[str]) -> Dict:
 
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("bert_checkpoint", None,
-                    "Google's BERT (bert_model.ckpt prefix or its folder) or a Hugging Face "
-                    "folder (model.safetensors + config.json).")
-flags.DEFINE_string("output_dir", None, "Folder to write the lifted encoder to.")
-flags.DEFINE_string("bert_config_file", None,
-                    "BERT's config; default: bert_config.json (or config.json) beside it.")
-flags.DEFINE_enum("position_embeddings", "copy", list(bert_lifting.POSITION_MODES),
-                  "copy: keep BERT's absolute positions (repeated to fill a longer "
-                  "max_absolute_position_embeddings); drop: relative positions only.")
-flags.DEFINE_enum("global_token_init", "cls", list(bert_lifting.GLOBAL_INIT_MODES),
-                  "cls: global-token rows that are unused vocabulary slots start from [CLS] "
-                  "([MASK] for the CPC-hidden sentence); keep: leave BERT's rows.")
-flags.DEFINE_multi_string("set", [], "EtcConfig override, e.g. --set model.local_radius=84.")
-flags.DEFINE_bool("verbose", True, "Print every mapped (or written) variable.")
-flags.DEFINE_bool("export_bert", False,
-                  "The way back: write --encoder's long stream as a BERT in Google's format "
-                  "(bert_model.ckpt, bert_config.json, vocab.txt) into --output_dir.")
-flags.DEFINE_string("encoder", None,
-                    "--export_bert: this package's encoder (a folder such as "
-                    "pretrained/tiny_english, an .../encoder prefix or a pretraining run).")
-flags.DEFINE_string("vocab_file", None,
-                    "--export_bert: the vocabulary to write (default: the encoder folder's).")
+
+
+def define_flags() -> None:
+  """The command line's flags: defined only when run as a command, so that importing the
+  library functions above (lift_to_package) defines no absl flags in the caller's process."""
+  flags.DEFINE_string("bert_checkpoint", None,
+                      "Google's BERT (bert_model.ckpt prefix or its folder) or a Hugging Face "
+                      "folder (model.safetensors + config.json).")
+  flags.DEFINE_string("output_dir", None, "Folder to write the lifted encoder to.")
+  flags.DEFINE_string("bert_config_file", None,
+                      "BERT's config; default: bert_config.json (or config.json) beside it.")
+  flags.DEFINE_enum("position_embeddings", "copy", list(bert_lifting.POSITION_MODES),
+                    "copy: keep BERT's absolute positions (repeated to fill a longer "
+                    "max_absolute_position_embeddings); drop: relative positions only.")
+  flags.DEFINE_enum("global_token_init", "cls", list(bert_lifting.GLOBAL_INIT_MODES),
+                    "cls: global-token rows that are unused vocabulary slots start from [CLS] "
+                    "([MASK] for the CPC-hidden sentence); keep: leave BERT's rows.")
+  flags.DEFINE_multi_string("set", [], "EtcConfig override, e.g. --set model.local_radius=84.")
+  flags.DEFINE_bool("verbose", True, "Print every mapped (or written) variable.")
+  flags.DEFINE_bool("export_bert", False,
+                    "The way back: write --encoder's long stream as a BERT in Google's format "
+                    "(bert_model.ckpt, bert_config.json, vocab.txt) into --output_dir.")
+  flags.DEFINE_string("encoder", None,
+                      "--export_bert: this package's encoder (a folder such as "
+                      "pretrained/tiny_english, an .../encoder prefix or a pretraining run).")
+  flags.DEFINE_string("vocab_file", None,
+                      "--export_bert: the vocabulary to write (default: the encoder folder's).")
 
 
 def export_main() -> None:
@@ -136,4 +141,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+  define_flags()
   app.run(main)

@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import numpy as np
+
 from etc_realformer import EtcConfig
 from etc_realformer.data import pretraining_data
 from etc_realformer.data import pretraining_examples as pe
@@ -56,3 +58,25 @@ def worker_env():
 def run_worker(spec_path, timeout=600, extra_args=(), env=None):
   return subprocess.run([sys.executable, WORKER, spec_path, *extra_args], env=env or worker_env(),
                         capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def killed_and_resumed(directory, run_config, kill_at_step):
+  """Runs `run_config` once uninterrupted (a) and once SIGKILLed right after step
+  `kill_at_step`'s checkpoint, then started again (b), each in its own process.
+
+  Returns (weights of a, weights of b, b's resumed metrics): {variable name: array}.
+  """
+  directory = str(directory)
+  path = lambda name: os.path.join(directory, name)  # pylint: disable=unnecessary-lambda-assignment
+  result = run_worker(write_spec(path("a.json"), run_config, path("a"), path("a.npz")))
+  assert result.returncode == 0, result.stderr[-3000:]
+  killed = write_spec(path("b.json"), run_config, path("b"), path("b.npz"),
+                      kill_at_step=kill_at_step)
+  result = run_worker(killed)
+  assert result.returncode == -9, result.stderr[-3000:]
+  assert not os.path.exists(path("b.npz"))
+  result = run_worker(write_spec(path("c.json"), run_config, path("b"), path("b.npz")))
+  assert result.returncode == 0, result.stderr[-3000:]
+  with open(path("b.npz.json")) as f:
+    metrics = json.load(f)
+  return dict(np.load(path("a.npz"))), dict(np.load(path("b.npz"))), metrics

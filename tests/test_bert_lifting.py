@@ -431,23 +431,10 @@ def test_continued_pretraining_from_a_bert_resumes_after_a_kill(tmp_path):
   # sentences, no residual attention (the lifted BERT's function; "sum" would change it).
   config["model"].update(vocab_size=len(tensors["bert.embeddings.word_embeddings.weight"]),
                          max_absolute_position_embeddings=128, residual_attention="none")
-  whole = fx.write_spec(str(tmp_path / "a.json"), config, str(tmp_path / "a"),
-                        str(tmp_path / "a.npz"))
-  result = fx.run_worker(whole)
-  assert result.returncode == 0, result.stderr[-3000:]
-  killed = fx.write_spec(str(tmp_path / "b.json"), config, str(tmp_path / "b"),
-                         str(tmp_path / "b.npz"), kill_at_step=2)
-  assert fx.run_worker(killed).returncode == -9
-  resumed = fx.write_spec(str(tmp_path / "c.json"), config, str(tmp_path / "b"),
-                          str(tmp_path / "b.npz"))
-  result = fx.run_worker(resumed)
-  assert result.returncode == 0, result.stderr[-3000:]
-  with open(tmp_path / "b.npz.json") as f:
-    metrics = json.load(f)
+  a, b, metrics = fx.killed_and_resumed(tmp_path, config, kill_at_step=2)
   assert metrics["start_step"] == 2 and metrics["final_step"] == 4
   # The resumed run continued from its step-2 checkpoint (not from a second lift): the same
   # weights as the run that was never stopped.
-  a, b = dict(np.load(tmp_path / "a.npz")), dict(np.load(tmp_path / "b.npz"))
   assert set(a) == set(b)
   for name in a:
     np.testing.assert_allclose(b[name], a[name], rtol=0, atol=1e-6, err_msg=name)

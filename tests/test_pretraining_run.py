@@ -78,32 +78,17 @@ def test_dataset_slices_are_contiguous_parts_of_the_global_batch(tmp_path):
 def test_resume_after_sigkill_matches_an_uninterrupted_run(tmp_path):
   data_dir = fx.make_tiny_data(str(tmp_path))
   config = fx.tiny_run_config(data_dir, num_train_steps=6, checkpoint_every=2, warmup_steps=2)
-  # Uninterrupted.
-  spec = fx.write_spec(str(tmp_path / "a.json"), config, str(tmp_path / "a"),
-                       str(tmp_path / "a.npz"))
-  result = fx.run_worker(spec)
-  assert result.returncode == 0, result.stderr[-3000:]
-  # Killed with SIGKILL right after the step-4 checkpoint, then started again.
-  killed = fx.write_spec(str(tmp_path / "b.json"), config, str(tmp_path / "b"),
-                         str(tmp_path / "b.npz"), kill_at_step=4)
-  result = fx.run_worker(killed)
-  assert result.returncode == -9, result.stderr[-3000:]
-  assert not (tmp_path / "b.npz").exists()
+  # Uninterrupted (a), and killed with SIGKILL right after the step-4 checkpoint then started
+  # again (b).
+  a, b, metrics = fx.killed_and_resumed(tmp_path, config, kill_at_step=4)
   ckpts = sorted(f for f in os.listdir(tmp_path / "b" / "checkpoints") if f.endswith(".index"))
-  assert ckpts == ["ckpt-2.index", "ckpt-4.index"]
-  resume = fx.write_spec(str(tmp_path / "c.json"), config, str(tmp_path / "b"),
-                         str(tmp_path / "b.npz"))
-  result = fx.run_worker(resume)
-  assert result.returncode == 0, result.stderr[-3000:]
-  with open(tmp_path / "b.npz.json") as f:
-    metrics = json.load(f)
+  assert ckpts == ["ckpt-2.index", "ckpt-4.index", "ckpt-6.index"]
   assert metrics["start_step"] == 4 and metrics["final_step"] == 6
-  a, b = dict(np.load(tmp_path / "a.npz")), dict(np.load(tmp_path / "b.npz"))
   assert set(a) == set(b)
   for name in a:  # same ops, same data, same optimizer state: identical on CPU
     np.testing.assert_allclose(b[name], a[name], rtol=0, atol=1e-7, err_msg=name)
   # A finished run started again has nothing left to do.
-  result = fx.run_worker(resume)
+  result = fx.run_worker(str(tmp_path / "c.json"))
   assert result.returncode == 0, result.stderr[-3000:]
   with open(tmp_path / "b.npz.json") as f:
     assert json.load(f)["start_step"] == 6
