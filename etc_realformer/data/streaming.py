@@ -147,9 +147,9 @@ class GraphWordPiece:
   the reference's word-length limit (in bytes, equal to characters on ASCII)."""
 
   def __init__(self, tokenizer: tokenization.WordPieceTokenizer):
-    tokens = tokenizer._tokens  # pylint: disable=protected-access
-    library_tokens, ids = tokenization._library_vocab(tokens)  # pylint: disable=protected-access
-    too_long = tokenization._too_long_for_library(tokens)  # pylint: disable=protected-access
+    tokens = tokenizer.tokens
+    library_tokens, ids = tokenization.library_vocab(tokens)
+    too_long = tokenization.too_long_for_library(tokens)
     if too_long:
       raise ValueError(f"vocab file {tokenizer.vocab_file}: token {too_long[0][:40]!r}... is "
                        "too long for tensorflow-text; streaming input cannot use this vocabulary")

@@ -489,7 +489,7 @@ def _check_library_normalizer(lower_case: bool) -> Optional[str]:
   return None
 
 
-def _library_vocab(tokens: Sequence[str]) -> Tuple[List[str], List[int]]:
+def library_vocab(tokens: Sequence[str]) -> Tuple[List[str], List[int]]:
   """The vocabulary the library gets, with the reference id of each of its tokens.
 
   A duplicated token keeps its first id (the library refuses duplicates). Tokens no word can
@@ -511,7 +511,7 @@ def _library_vocab(tokens: Sequence[str]) -> Tuple[List[str], List[int]]:
   return kept, ids
 
 
-def _too_long_for_library(tokens: Sequence[str]) -> List[str]:
+def too_long_for_library(tokens: Sequence[str]) -> List[str]:
   """The tokens FastWordpieceTokenizer refuses (more than 256 UTF-8 bytes without "##")."""
   return [t for t in tokens if len(t.encode("utf-8", "surrogatepass"))
           - (len(WORDPIECE_CONTINUATION) if t.startswith(WORDPIECE_CONTINUATION) else 0)
@@ -604,7 +604,7 @@ class _FastWordPiece:
                                 f"{{{self.max_run + 1},}}")
     self._space = re.compile(f"[{_ASCII_SPACES}]")
     self.lower_case = lower_case
-    library_tokens, ids = _library_vocab(tokens)
+    library_tokens, ids = library_vocab(tokens)
     self._reference_id = np.array(ids, np.int64)   # library id -> id
     # [vocab] the piece continues a word. A word's first piece never does: no word holds "#".
     self._continues = np.array([t.startswith(WORDPIECE_CONTINUATION) for t in tokens], bool)
@@ -810,7 +810,7 @@ class WordPieceTokenizer(Tokenizer):
     # Why the fast path is not used (None: it is, or it is not built yet).
     self._no_fast_path: Optional[str] = "backend='python'" if backend == "python" else None
     self._reference_chars = 0   # characters tokenized in Python before the fast path was built
-    too_long = _too_long_for_library(self._tokens) if backend != "python" else []
+    too_long = too_long_for_library(self._tokens) if backend != "python" else []
     if too_long:
       self._no_fast_path = (
           f"vocab file {vocab_file} has a token of more than {_LIBRARY_MAX_TOKEN_BYTES} UTF-8 "
@@ -823,6 +823,11 @@ class WordPieceTokenizer(Tokenizer):
   def __getstate__(self) -> dict:
     # TensorFlow objects do not pickle; a copy builds its own library tokenizer when needed.
     return dict(self.__dict__, _fast=None, _fast_cache={})
+
+  @property
+  def tokens(self) -> Tuple[str, ...]:
+    """The vocabulary's pieces, by id."""
+    return tuple(self._tokens)
 
   @property
   def uses_fast_path(self) -> bool:
