@@ -147,7 +147,7 @@ class GraphWordPiece:
   the reference's word-length limit (in bytes, equal to characters on ASCII)."""
 
   def __init__(self, tokenizer: tokenization.WordPieceTokenizer):
-    tokens = tokenizer.tokens
+    tokens = tokenizer.vocab_pieces
     library_tokens, ids = tokenization.library_vocab(tokens)
     too_long = tokenization.too_long_for_library(tokens)
     if too_long:

@@ -825,7 +825,7 @@ class WordPieceTokenizer(Tokenizer):
     return dict(self.__dict__, _fast=None, _fast_cache={})
 
   @property
-  def tokens(self) -> Tuple[str, ...]:
+  def vocab_pieces(self) -> Tuple[str, ...]:
     """The vocabulary's pieces, by id."""
     return tuple(self._tokens)
 
