@@ -20,6 +20,7 @@ Every message reads "<file>: line <n> (url <url>): field '<name>': <what is wron
 """
 
 import dataclasses
+import itertools
 import json
 import os
 from typing import Any, Dict, Iterator, List, Optional, Tuple
@@ -76,6 +77,10 @@ def parse_vdom(value: Any, num_words: int, repairs: List[RecordProblem]) -> List
       if not isinstance(raw, list):
         repairs.append(RecordProblem("VDOM not a list", "VDOM", "one plain element used"))
         raw = None
+  if raw:
+    fast = _well_formed_elements(raw, num_words)
+    if fast is not None:
+      return fast
   for i, element in enumerate(raw or []):
     field = f"VDOM[{i}]"
     if not isinstance(element, dict):
@@ -121,6 +126,42 @@ def parse_vdom(value: Any, num_words: int, repairs: List[RecordProblem]) -> List
       cleaned.insert(0, Element(0, cleaned[0].start, plain))
     cleaned[-1].end = num_words
   return cleaned
+
+
+def _well_formed_elements(raw: list, num_words: int) -> Optional[List[Element]]:
+  """`parse_vdom`'s elements of a decoded VDOM list that needs no repair, found with a few
+  whole-list checks instead of element by element; None when anything would be repaired (or
+  is unusual, such as a bool index or an integer feature), and `parse_vdom` checks element by
+  element, naming what it repairs.
+
+  Needs no repair: every element an object with int `start_idx` < `end_idx`, `start_idx` below
+  the number of words, 20 float features, and each element starting at or after the end of the
+  one before. The elements then cover the words as `parse_vdom` makes them: each one ends where
+  the next starts, the last at the end of the text, a plain element before the first if that
+  starts later than word 0.
+  """
+  try:
+    starts = [element["start_idx"] for element in raw]
+    ends = [element["end_idx"] for element in raw]
+    features = [element["feature"] for element in raw]
+  except (TypeError, KeyError):   # not an object, or a field missing
+    return None
+  if (not set(map(type, starts)) == set(map(type, ends)) == {int}
+      or starts[0] < 0 or starts[-1] >= num_words
+      or not all(start < end <= following
+                 for start, end, following in zip(starts, ends, starts[1:]))
+      or not starts[-1] < ends[-1]
+      or set(map(type, features)) != {list}
+      or set(map(len, features)) != {NUM_VISUAL_FEATURES}
+      or set(map(type, itertools.chain.from_iterable(features))) != {float}):
+    return None
+  starts.append(num_words)   # each element ends where the next starts, the last at the end
+  # The decoded lists of floats are what list(map(float, ...)) would copy.
+  elements = [Element(start, end, row)
+              for start, end, row in zip(starts, starts[1:], features)]
+  if elements[0].start > 0:
+    elements.insert(0, Element(0, elements[0].start, [0.0] * NUM_VISUAL_FEATURES))
+  return elements
 
 
 def _key_phrases(record, with_labels: bool) -> Optional[List[List[str]]]:
@@ -184,10 +225,10 @@ def iter_training_pages(path: str, report: ReadReport,
   its last usable record, as in `read_pages`, but in that record's place; a first pass over the
   file finds those records (memory: the urls of the part, never the pages).
   """
-  winners = _last_usable_lines(path, part)
+  keys, winners = _last_usable_lines(path, part)
   for number, line in _lines(path):
-    key = line_key(line, number)
-    if not part.owns(key):
+    key = keys.get(number)
+    if key is None:   # another part's line
       continue
     page = _read_line(path, number, line, True, report)
     if page is None:
@@ -207,20 +248,23 @@ def line_key(line: str, number: int) -> str:
   return input_parts.line_id_key(line, "url") or input_parts.position_key(number)
 
 
-def _last_usable_lines(path: str, part: input_parts.Part) -> Dict[str, int]:
-  """{url key: line of its last usable record} for the part's urls that are on several lines."""
-  seen, repeated = set(), set()
+def _last_usable_lines(path: str, part: input_parts.Part
+                       ) -> Tuple[Dict[int, str], Dict[str, int]]:
+  """({line number: url key} of the part's lines, {url key: line of its last usable record}
+  for the part's urls that are on several lines)."""
+  keys, seen, repeated = {}, set(), set()
   for number, line in _lines(path):
     key = line_key(line, number)
     if part.owns(key):
+      keys[number] = key
       (repeated if key in seen else seen).add(key)
   winners = {}
   if repeated:
     for number, line in _lines(path):
-      key = line_key(line, number)
+      key = keys.get(number)
       if key in repeated and _read_line(path, number, line, True, ReadReport(path)):
         winners[key] = number
-  return winners
+  return keys, winners
 
 
 def _lines(path: str) -> Iterator[Tuple[int, str]]:

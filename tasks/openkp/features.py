@@ -19,6 +19,7 @@ each key phrase of at most `max_phrase_words` words, as `label_starts` / `label_
 """
 
 import dataclasses
+import itertools
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -95,13 +96,24 @@ def word_pieces(page: OpenKpPage, tokenizer: OffsetTokenizer) -> Tuple[List[int]
 def word_pieces_many(pages: Sequence[OpenKpPage], tokenizer: OffsetTokenizer
                      ) -> List[Tuple[List[int], np.ndarray]]:
   """`word_pieces` of every page, with one tokenizer call for all of them."""
+  texts = [" ".join(p.words) for p in pages]
   out = []
-  for page, pieces in zip(pages, tokenizer.tokenize_many([" ".join(p.words) for p in pages])):
-    widths = np.fromiter(map(len, page.words), np.int64, len(page.words)) + 1
-    starts = np.cumsum(widths) - widths     # [words] the character where each word starts
+  for page, text, pieces in zip(pages, texts, tokenizer.tokenize_many(texts)):
+    starts = _word_starts(page.words, text)   # [words] the character where each word starts
     out.append((pieces.ids, np.searchsorted(starts, np.asarray(pieces.starts, np.int64),
                                             side="right") - 1))
   return out
+
+
+def _word_starts(words: List[str], text: str) -> np.ndarray:
+  """[words] the character of `text` (the words joined by single spaces) where each starts:
+  0 and one past each space (read from the text's code points), unless a word holds a space."""
+  codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)   # [characters]
+  starts = np.flatnonzero(codes == ord(" ")) + 1
+  if words and len(starts) + 1 == len(words):
+    return np.concatenate([[0], starts])
+  widths = np.fromiter(map(len, words), np.int64, len(words)) + 1
+  return np.cumsum(widths) - widths
 
 
 def phrase_key(words) -> str:
@@ -112,19 +124,53 @@ def phrase_key(words) -> str:
 def first_occurrences(words: List[str], phrases: List[List[str]], max_words: int
                       ) -> List[Tuple[int, int]]:
   """(start word, length) of the first occurrence of each phrase in `words`, (-1, 0) if none."""
-  lowered = [w.lower() for w in words]
+  lowered = None
   out = []
   for phrase in phrases:
     target = [w.lower() for w in phrase if w]
     found = (-1, 0)
     if 0 < len(target) <= max_words:
-      n = len(target)
-      for start in range(len(lowered) - n + 1):
+      if lowered is None:
+        lowered = _lowered(words)
+      n, first = len(target), target[0]
+      start, stop = 0, len(lowered) - n + 1   # candidate starts: [start, stop)
+      while start < stop:
+        try:
+          start = lowered.index(first, start, stop)
+        except ValueError:
+          break
         if lowered[start:start + n] == target:
           found = (start, n)
           break
+        start += 1
     out.append(found)
   return out
+
+
+def _lowered(words: List[str]) -> List[str]:
+  """[w.lower() for w in words], lower-casing the words joined by spaces in one call when that
+  is the same: str.lower reads no context but a capital sigma's (final or not), and a space
+  ends that context; words holding a space take the word-by-word way."""
+  text = " ".join(words)
+  if "\u03a3" not in text:
+    lowered = text.lower().split(" ")
+    if len(lowered) == len(words):
+      return lowered
+  return [w.lower() for w in words]
+
+
+def _element_of_word(page: OpenKpPage) -> np.ndarray:
+  """[words] the index of the element owning each word (0 where none does)."""
+  bounds = [(element.start, element.end) for element in page.elements]
+  lengths = [end - start for start, end in bounds]
+  if (bounds and bounds[0][0] == 0 and bounds[-1][1] == len(page.words) and min(lengths) >= 0
+      and all(end == following for (_, end), (following, _) in zip(bounds, bounds[1:]))):
+    # Elements side by side over all the words (as `data.parse_vdom` leaves them).
+    return np.repeat(np.arange(len(bounds), dtype=np.int64), lengths)
+  element_of_word = np.zeros(len(page.words), np.int64)
+  for e, (start, end) in enumerate(bounds):
+    element_of_word[start:end] = e
+  return element_of_word
 
 
 def convert_page(page: OpenKpPage, tokenizer: OffsetTokenizer, config: OpenKpFeatureConfig,
@@ -134,9 +180,7 @@ def convert_page(page: OpenKpPage, tokenizer: OffsetTokenizer, config: OpenKpFea
   `pieces`: the page's `word_pieces` when already tokenized (`word_pieces_many`)."""
   long_len, global_len = config.long_seq_len, config.global_seq_len
   ids, piece_words = pieces if pieces is not None else word_pieces(page, tokenizer)
-  element_of_word = np.zeros(len(page.words), np.int64)
-  for e, element in enumerate(page.elements):
-    element_of_word[element.start:element.end] = e
+  element_of_word = _element_of_word(page)
   # Words kept: those of the first `global_len` elements whose pieces all fit `long_len`.
   num_words = len(page.words)
   if len(page.elements) > global_len:
@@ -155,8 +199,13 @@ def convert_page(page: OpenKpPage, tokenizer: OffsetTokenizer, config: OpenKpFea
   visual = np.zeros([global_len, NUM_VISUAL_FEATURES], np.float32)
   num_elements = min(len(page.elements), global_len)
   if num_elements:
-    visual[:num_elements] = squash_visual_rows(np.asarray(
-        [element.features for element in page.elements[:num_elements]], np.float32))
+    rows = [element.features for element in page.elements[:num_elements]]
+    if all(len(row) == NUM_VISUAL_FEATURES for row in rows):
+      raw = np.fromiter(itertools.chain.from_iterable(rows), np.float32,
+                        num_elements * NUM_VISUAL_FEATURES).reshape([num_elements, -1])
+    else:
+      raw = np.asarray(rows, np.float32)   # [elements, 20]; raises on a ragged row
+    visual[:num_elements] = squash_visual_rows(raw)
   f["global_token_ids"][:num_elements] = vocab.SENTENCE_ID
   f["global_visual_features"] = visual
   info = {"words": len(page.words), "words_kept": num_words, "elements": len(page.elements),

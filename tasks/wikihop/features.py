@@ -31,6 +31,8 @@ of the document with the most pieces is dropped (a document left with no sentenc
 """
 
 import dataclasses
+import heapq
+import itertools
 import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -48,7 +50,9 @@ MODEL_FEATURES = ("token_ids", "segment_ids", "sentence_ids", "long_paragraph_id
                   "l2g_linked_ids", "global_token_ids", "global_segment_ids",
                   "global_paragraph_ids", "ignore_hard_g2l_mask")
 LABEL_FEATURES = ("label",)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# A sentence ends at . ! or ? followed by whitespace (the cut: the whitespace).
+_SENTENCE_END = re.compile(r"[.!?]\s+")
+_LETTER_OR_DIGIT = re.compile(r"[^\W_]")
 
 
 @dataclasses.dataclass
@@ -86,11 +90,14 @@ def feature_lengths(config: WikiHopFeatureConfig) -> Dict[str, int]:
 
 
 def split_sentences(text: str) -> List[Tuple[int, int]]:
-  """[start, end) characters of the sentences of a document (cut after . ! ? and spaces)."""
+  """[start, end) characters of the sentences of a document (cut after . ! ? and spaces).
+
+  Every sentence before a cut ends with its . ! or ?, so none is blank; only the text after
+  the last cut can be.
+  """
   spans, start = [], 0
   for match in _SENTENCE_END.finditer(text):
-    if text[start:match.start()].strip():
-      spans.append((start, match.start()))
+    spans.append((start, match.start() + 1))   # the match begins with the . ! or ?
     start = match.end()
   if text[start:].strip():
     spans.append((start, len(text.rstrip())))
@@ -98,50 +105,121 @@ def split_sentences(text: str) -> List[Tuple[int, int]]:
 
 
 def mention_pattern(candidates: List[str]):
-  """A regex finding whole-word mentions of the (lower-case) candidates, longest first."""
+  """A regex finding mentions of the (lower-case) candidates not followed by a letter or
+  digit, longest first; `find_mentions` keeps those not preceded by one (whole words)."""
   words = sorted({c for c in candidates if c}, key=lambda c: (-len(c), c))
   if not words:
     return None
-  return re.compile(r"(?<![^\W_])(?:" + "|".join(re.escape(c) for c in words) + r")(?![^\W_])")
+  # The alternatives come first, so that the regex engine looks only at the positions where
+  # one of their first characters is (a look-behind first would make it try every position).
+  return re.compile(r"(?:" + "|".join(re.escape(c) for c in words) + r")(?![^\W_])")
 
 
 def find_mentions(text: str, pattern, candidates: List[str]) -> List[Tuple[int, int, int]]:
-  """(start, end, candidate index) of the candidate mentions in `text` (case-insensitive)."""
+  """(start, end, candidate index) of the candidate mentions in `text` (case-insensitive):
+  at the first position not preceded by a letter or digit where a candidate matches, the
+  longest such candidate, then on after it."""
   lowered = text.lower()
   if pattern is None or len(lowered) != len(text):   # a case change moved characters: no links
     return []
   index = {c: i for i, c in enumerate(candidates)}
-  return [(m.start(), m.end(), index[m.group()]) for m in pattern.finditer(lowered)]
+  out, position, search, word_char = [], 0, pattern.search, _LETTER_OR_DIGIT.match
+  while True:
+    match = search(lowered, position)
+    if match is None:
+      return out
+    start = match.start()
+    if start and word_char(lowered, start - 1):   # inside a word: try the next position
+      position = start + 1
+      continue
+    out.append((start, match.end(), index[match.group()]))
+    position = match.end()
+
+
+def document_mentions(texts: Sequence[str], candidates: List[str]
+                      ) -> List[List[Tuple[int, int, int]]]:
+  """`find_mentions` of each text of an example, without a regex built for its candidates
+  (compiling one costs more than the search: about 0.2 ms an example).
+
+  The texts are lower-cased and joined by line breaks (no candidate holds one; else a text at
+  a time), each candidate's occurrences are found with str.find, and of those that no letter
+  or digit touches, the longest at each position is kept. Taking them from the first on, each
+  after the end of the one before, gives the regex's matches: at the first position where a
+  candidate matches as a whole word, the longest one. A text whose lower-casing moves
+  characters gets none, as in `find_mentions`.
+  """
+  index = {c: i for i, c in enumerate(candidates)}   # a repeated candidate: its last index
+  words = [c for c in index if c]
+  if any("\n" in c for c in words):
+    pattern = mention_pattern(candidates)
+    return [find_mentions(text, pattern, candidates) for text in texts]
+  out = [[] for _ in texts]
+  if not words:
+    return out
+  lowered = [text.lower() for text in texts]
+  joined = "\n".join(lowered)
+  word_char = _LETTER_OR_DIGIT.match
+  longest = {}   # start -> (end, candidate) of the longest whole-word occurrence there
+  for word in words:
+    size, index_of_word = len(word), index[word]
+    start = joined.find(word)
+    while start >= 0:
+      end = start + size
+      if ((start == 0 or not word_char(joined, start - 1)) and not word_char(joined, end)
+          and longest.get(start, (-1,))[0] < end):
+        longest[start] = (end, index_of_word)
+      start = joined.find(word, start + 1)
+  widths = [len(text) + 1 for text in lowered]
+  text_at = list(itertools.accumulate(widths, initial=0))   # [texts + 1] where each begins
+  moved = [len(a) != len(b) for a, b in zip(lowered, texts)]
+  position, d = 0, 0
+  for start in sorted(longest):
+    if start < position:
+      continue
+    end, candidate = longest[start]
+    position = end
+    while start >= text_at[d + 1]:
+      d += 1
+    if not moved[d]:
+      out[d].append((start - text_at[d], end - text_at[d], candidate))
+  return out
 
 
 @dataclasses.dataclass
 class _Document:
   index: int                    # position in the example's supports
-  sentences: List[Pieces]       # offsets relative to the document text (starts/ends arrays)
-  links: List[np.ndarray]       # per sentence, [pieces]: linked candidate or -1
+  pieces: Pieces                # of the document text, sentence after sentence
+  first: int                    # the piece where the first sentence begins
+  lengths: List[int]            # pieces of each non-empty sentence, in order
+  links: np.ndarray             # [pieces of `pieces`] linked candidate or -1
   keep: int                     # sentences kept (a prefix)
 
-  def long_len(self) -> int:
-    return sum(len(s) for s in self.sentences[:self.keep])
+  def kept_pieces(self) -> slice:
+    """The pieces of the kept sentences (indices into `pieces` and `links`)."""
+    return slice(self.first, self.first + sum(self.lengths[:self.keep]))
 
 
 def _truncate(fixed_long: int, fixed_global: int, documents: List[_Document],
               config: WikiHopFeatureConfig) -> None:
   """Drops trailing sentences of the longest documents until everything fits."""
   # [documents] pieces per document for its kept sentences, updated as sentences are dropped.
-  lengths = [[len(s) for s in d.sentences] for d in documents]
+  lengths = [d.lengths for d in documents]
   kept_len = [sum(n[:d.keep]) for n, d in zip(lengths, documents)]
   long_used = fixed_long + sum(n for n, d in zip(kept_len, documents) if d.keep)
   global_used = fixed_global + sum(1 + d.keep for d in documents if d.keep)
+  # The documents with sentences, the longest (then the last) first: (-pieces, -index, k).
+  longest_first = [(-kept_len[k], -d.index, k) for k, d in enumerate(documents) if d.keep]
+  heapq.heapify(longest_first)
   while long_used > config.long_seq_len or global_used > config.global_seq_len:
-    k = max((k for k, d in enumerate(documents) if d.keep),
-            key=lambda k: (kept_len[k], documents[k].index))
+    k = heapq.heappop(longest_first)[2]
     longest = documents[k]
     longest.keep -= 1
     dropped = lengths[k][longest.keep]
     kept_len[k] -= dropped
     long_used -= dropped
     global_used -= 1 if longest.keep else 2   # a document without sentences loses its token
+    if longest.keep:
+      heapq.heappush(longest_first, (-kept_len[k], -longest.index, k))
 
 
 def _mention_links(starts: np.ndarray, ends: np.ndarray, mentions: np.ndarray) -> np.ndarray:
@@ -158,6 +236,31 @@ def _mention_links(starts: np.ndarray, ends: np.ndarray, mentions: np.ndarray) -
   first = np.searchsorted(mentions[:, 1], ends, side="left")       # [pieces] suffix start
   holds = first < before
   return np.where(holds, mentions[np.minimum(first, len(mentions) - 1), 2], -1)
+
+
+def _example_links(example: WikiHopExample, document_pieces) -> List[np.ndarray]:
+  """Per document, [its pieces] the candidate linked to each piece or -1 (`_mention_links`).
+
+  All documents go through `_mention_links` at once, as if the texts were one, each placed
+  one character after the end of the one before: a piece then lies beyond the end of every
+  mention of an earlier document and before the start of every mention of a later one, so
+  each piece meets only its own document's mentions.
+  """
+  texts = example.supports
+  found = document_mentions(texts, example.candidates)
+  widths = np.array([len(text) + 1 for text in texts], np.int64)
+  text_at = np.cumsum(widths) - widths                # [D] where each text is placed
+  mentions = np.asarray(list(itertools.chain.from_iterable(found)), np.int64).reshape([-1, 3])
+  mentions[:, :2] += np.repeat(text_at, [len(m) for m in found])[:, None]   # [M, 3]
+  counts = [len(own) for own, _ in document_pieces]   # [D] pieces per document
+  piece_at = np.repeat(text_at, counts)               # [pieces of all documents]
+  starts = np.fromiter(itertools.chain.from_iterable(own.starts for own, _ in document_pieces),
+                       np.int64, len(piece_at)) + piece_at
+  ends = np.fromiter(itertools.chain.from_iterable(own.ends for own, _ in document_pieces),
+                     np.int64, len(piece_at)) + piece_at
+  links = _mention_links(starts, ends, mentions)
+  bounds = list(itertools.accumulate(counts, initial=0))
+  return [links[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
 # The tokenized texts of one example: the pieces of its query and of each candidate, and per
@@ -202,77 +305,77 @@ def convert_example(example: WikiHopExample, tokenizer: OffsetTokenizer,
         f"{config.global_seq_len} and long_seq_len {config.long_seq_len}; candidates are never "
         "dropped, so raise global_seq_len (or max_candidate_pieces/max_query_pieces)")
 
-  pattern = mention_pattern(candidates)
-  subject_words = {text[s:e].lower() for text in [example.subject]
-                   for s, e in split_words(example.subject)}
+  links = _example_links(example, document_pieces)
   documents = []
-  for d, (text, (own, bounds)) in enumerate(zip(example.supports, document_pieces)):
-    mentions = np.asarray(find_mentions(text, pattern, candidates), np.int64).reshape([-1, 3])
-    # [document pieces] characters in the document text, sentence after sentence
-    starts, ends = np.asarray(own.starts, np.int64), np.asarray(own.ends, np.int64)
-    all_links = _mention_links(starts, ends, mentions)
-    sentences, links = [], []
-    for a, b in zip(bounds[:-1], bounds[1:]):
-      if b > a:
-        sentences.append(Pieces(own.ids[a:b], starts[a:b], ends[a:b]))
-        links.append(all_links[a:b])
-    documents.append(_Document(d, sentences, links, len(sentences)))
+  for d, (own, bounds) in enumerate(document_pieces):
+    lengths = [b - a for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    documents.append(_Document(d, own, bounds[0] if bounds else 0, lengths, links[d],
+                               len(lengths)))
   _truncate(fixed_long, fixed_global, documents, config)
 
   f = {name: np.zeros([n], np.int64) if n else np.int64(0)
        for name, n in feature_lengths(config).items()}
-  f["l2g_linked_ids"][:] = -1
-  # The long and the global tokens in order, one list per feature (written into `f` at the end).
-  long = {"token_ids": [], "sentence_ids": [], "long_paragraph_ids": [], "segment_ids": []}
-  glob = {"global_token_ids": [], "global_paragraph_ids": [], "global_segment_ids": [],
-          "ignore_hard_g2l_mask": []}
-
-  def put_long(ids, owner, paragraph, segment):
-    n = len(ids)
-    long["token_ids"].extend(ids)
-    long["sentence_ids"].extend([owner] * n)
-    long["long_paragraph_ids"].extend([paragraph] * n)
-    long["segment_ids"].extend([segment] * n if isinstance(segment, int) else segment)
-
-  def put_global(token_id, paragraph, segment, exempt):
-    for name, value in zip(glob, (token_id, paragraph, segment, exempt)):
-      glob[name].append(value)
-    return len(glob["global_token_ids"]) - 1
-
-  for ids in cand_ids:
-    token = put_global(vocab.CANDIDATE_ID, 0, SEGMENT_CANDIDATE, 1)
-    f["candidate_mask"][token] = 1
-    put_long(ids, token, 0, SEGMENT_CANDIDATE)
-  for piece in q_ids:
-    put_long([piece], put_global(piece, 0, SEGMENT_QUERY, 1), 0, SEGMENT_QUERY)
-  paragraph = 0
-  info = {"dropped_sentences": 0, "dropped_documents": 0, "linked_pieces": 0,
+  kept = [d for d in documents if d.keep]
+  info = {"dropped_sentences": sum(len(d.lengths) - d.keep for d in documents),
+          "dropped_documents": len(documents) - len(kept), "linked_pieces": 0,
           "query_truncated": len(pieces[0]) > config.max_query_pieces}
-  document_links = []   # [pieces] per kept sentence: the links of the long tokens after the query
-  for document in documents:
-    info["dropped_sentences"] += len(document.sentences) - document.keep
-    if not document.keep:
-      info["dropped_documents"] += 1
-      continue
-    paragraph += 1
-    put_global(vocab.PARAGRAPH_ID, paragraph, SEGMENT_PARAGRAPH, 1)
-    for sentence, links in zip(document.sentences[:document.keep],
-                               document.links[:document.keep]):
-      token = put_global(vocab.SENTENCE_ID, paragraph, SEGMENT_SENTENCE, 0)
-      segments = SEGMENT_SENTENCE
-      if config.mark_subject_matches:
-        text = example.supports[document.index]
-        segments = [SEGMENT_SUBJECT_MATCH if text[a:b].lower() in subject_words
-                    else SEGMENT_SENTENCE for a, b in zip(sentence.starts, sentence.ends)]
-      put_long(sentence.ids, token, paragraph, segments)
-      document_links.append(links)
-  pos, g = len(long["token_ids"]), len(glob["global_token_ids"])
+  num_cands, num_query = len(cand_ids), len(q_ids)
+  head = num_cands + num_query            # global tokens of the candidates and the query
+  cand_long = fixed_long - num_query      # long tokens of the candidates
+  # The kept documents' global tokens follow: per document its PARAGRAPH token, then one
+  # SENTENCE token per kept sentence.
+  sizes = np.array([1 + d.keep for d in kept], np.int64)              # [K]
+  paragraph_at = head + np.cumsum(sizes) - sizes                      # [K] global positions
+  g = head + int(sizes.sum())
+  is_sentence = np.ones(g, bool)
+  is_sentence[:head] = False
+  is_sentence[paragraph_at] = False
+  sentence_at = np.flatnonzero(is_sentence)                           # [S] global positions
+  sentence_lengths = [n for d in kept for n in d.lengths[:d.keep]]   # [S] pieces
+  pos = fixed_long + sum(sentence_lengths)
   assert pos <= config.long_seq_len and g <= config.global_seq_len, (pos, g)
-  for name, values in list(long.items()) + list(glob.items()):
-    f[name][:len(values)] = values
-  if document_links:
+
+  f["candidate_mask"][:num_cands] = 1
+  f["global_token_ids"][:num_cands] = vocab.CANDIDATE_ID
+  f["global_token_ids"][num_cands:head] = q_ids
+  f["global_token_ids"][head:g] = vocab.SENTENCE_ID
+  f["global_token_ids"][paragraph_at] = vocab.PARAGRAPH_ID
+  f["global_paragraph_ids"][head:g] = np.repeat(np.arange(1, len(kept) + 1), sizes)
+  f["global_segment_ids"][:num_cands] = SEGMENT_CANDIDATE
+  f["global_segment_ids"][num_cands:head] = SEGMENT_QUERY
+  f["global_segment_ids"][head:g] = SEGMENT_SENTENCE
+  f["global_segment_ids"][paragraph_at] = SEGMENT_PARAGRAPH
+  f["ignore_hard_g2l_mask"][:head] = 1
+  f["ignore_hard_g2l_mask"][paragraph_at] = 1
+
+  spans = [d.kept_pieces() for d in kept]
+  f["token_ids"][:pos] = np.fromiter(itertools.chain(
+      itertools.chain.from_iterable(cand_ids), q_ids,
+      itertools.chain.from_iterable(d.pieces.ids[span] for d, span in zip(kept, spans))),
+      np.int64, pos)
+  # A candidate's pieces belong to its token, query piece i to q_i, a sentence's pieces to its
+  # SENTENCE token.
+  f["sentence_ids"][:cand_long] = np.repeat(np.arange(num_cands), [len(c) for c in cand_ids])
+  f["sentence_ids"][cand_long:fixed_long] = np.arange(num_cands, head)
+  f["sentence_ids"][fixed_long:pos] = np.repeat(sentence_at, sentence_lengths)
+  f["long_paragraph_ids"][fixed_long:pos] = np.repeat(
+      np.arange(1, len(kept) + 1), [span.stop - span.start for span in spans])
+  f["segment_ids"][:cand_long] = SEGMENT_CANDIDATE
+  f["segment_ids"][cand_long:fixed_long] = SEGMENT_QUERY
+  f["segment_ids"][fixed_long:pos] = SEGMENT_SENTENCE
+  if config.mark_subject_matches:
+    subject_words = {example.subject[s:e].lower() for s, e in split_words(example.subject)}
+    segments = []
+    for d, span in zip(kept, spans):
+      text = example.supports[d.index]
+      segments.extend(SEGMENT_SUBJECT_MATCH if text[a:b].lower() in subject_words
+                      else SEGMENT_SENTENCE
+                      for a, b in zip(d.pieces.starts[span], d.pieces.ends[span]))
+    f["segment_ids"][fixed_long:pos] = segments
+  f["l2g_linked_ids"][:] = -1
+  if kept:
     # The documents' pieces follow the candidates' and the query's (fixed_long of them).
-    links = np.concatenate(document_links)
+    links = np.concatenate([d.links[span] for d, span in zip(kept, spans)])
     f["l2g_linked_ids"][fixed_long:pos] = links
     info["linked_pieces"] = int(np.count_nonzero(links >= 0))
   if with_labels:
