@@ -39,6 +39,7 @@ from etc_realformer.data import corpus as corpus_lib
 from etc_realformer.data import pretraining_examples as pe
 from etc_realformer.data import sharded_conversion
 from etc_realformer.data import synthetic_corpus
+from etc_realformer.data import tfds_source
 from etc_realformer.data import tfrecords
 from etc_realformer.data.tokenization import SentencePieceTokenizer, Tokenizer
 from etc_realformer.data.tokenization import WordPieceTokenizer
@@ -46,7 +47,6 @@ from etc_realformer.data.tokenization import WordPieceTokenizer
 EMBEDDED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "embedded")
 EMBEDDED_VOCAB = os.path.join(EMBEDDED_DIR, "vocab.txt")
 SHARD_PREFIX = "pretrain"
-TFDS_PREFIX = "tfds:"   # an input read from TensorFlow Datasets (by corpus.read_corpus), not a file
 
 
 VOCAB_NAMES = ("vocab.txt", "vocab.model")
@@ -220,9 +220,9 @@ class PartExamples:
     self.read_options = {}
     if tfds_data_dir is not None:
       self.read_options["tfds_data_dir"] = tfds_data_dir
-    sources = [i for i in self.inputs if i.startswith(TFDS_PREFIX)]
+    sources = [i for i in self.inputs if tfds_source.is_tfds_spec(i)]
     self.files = corpus_lib.expand_paths([i for i in self.inputs
-                                          if not i.startswith(TFDS_PREFIX)])
+                                          if not tfds_source.is_tfds_spec(i)])
     self.sources = sources
     self.spm_model_file = getattr(tokenizer, "model_file", None)
     self.signature = tokenizer.signature
