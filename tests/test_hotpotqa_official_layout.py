@@ -21,6 +21,7 @@ from synthetic_data import hotpotqa as synthetic_hotpotqa
 from tasks.hotpotqa import official
 from tasks.hotpotqa import official_decode
 from tasks.hotpotqa import official_model
+from tasks.hotpotqa import official_text
 from tasks.hotpotqa.data import HotpotExample
 from tasks.hotpotqa.features import HotpotFeatureConfig
 from tasks.hotpotqa.official_text import TextTokenizer
@@ -336,6 +337,35 @@ def test_export_inputs_are_googles_inference_features():
   config = _config()
   assert set(TASK.export_inputs(config)) == set(official.MODEL_INPUTS)
   assert TASK.export_inputs(config)["long_token_ids"] == 4096
+
+
+def test_texts_tokenized_together_give_each_unigram_its_own_pieces():
+  # Google's converter tokenizes every unigram (text between " \t\r\n\u202f") on its own;
+  # the converter tokenizes an example's texts joined, several examples per call. Both must
+  # give every text the same pieces, unigram owners and unigram starts.
+  tokenizer = _tokenizer()
+  wordpiece = tokenizer.tokenizer
+  rng = np.random.default_rng(3)
+  alphabet = list("ab Zy.,'-\t\r\n\u202f\u00a0\u00e9\u4e2d\ud800\x00\u0301") + [
+      "word", "unaffable", "[SEP]", "x" * 120]
+  groups = [[], [""], ["", "a b"], [" lead", "trail ", "a\u202fb\tc"]] + [
+      ["".join(rng.choice(alphabet, rng.integers(0, 25))) for _ in range(rng.integers(0, 6))]
+      for _ in range(200)]
+  for texts, got in zip(groups, tokenizer.tokenize_groups(groups)):
+    assert [t.text for t in got] == list(texts)
+    for text, tokenized in zip(texts, got):
+      unigrams, starts = official_text.unigram_starts(text)
+      ids, owners, firsts = [], [], []
+      for u, unigram in enumerate(unigrams):
+        firsts.append(len(ids))
+        pieces = wordpiece.tokenize([unigram])[0]
+        ids += pieces
+        owners += [u] * len(pieces)
+      assert tokenized.ids == ids, text
+      assert tokenized.tokens == wordpiece.id_to_token(ids)
+      assert tokenized.tokens_to_unigrams == owners and tokenized.unigram_starts == starts
+      assert tokenized.unigrams_to_tokens == firsts
+  assert tokenizer.tokenize(groups[3]) == tokenizer.tokenize_groups(groups)[3]
 
 
 # ------------------------------------------------------------------------ SentencePiece

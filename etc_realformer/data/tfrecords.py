@@ -97,9 +97,11 @@ def _feature_bytes(name: str, value) -> bytes:
     array = value
   elif type(value) is str:
     return _field(_BYTES_LIST, _field(1, value.encode("utf-8")))
-  elif (type(value) is list and value and set(map(type, value)) == _STR_TYPE
-        and "\x00" not in "".join(value)):   # NumPy would cut trailing NULs: left to it below
-    return _field(_BYTES_LIST, _bytes_values([item.encode("utf-8") for item in value]))
+  elif type(value) is list and value and set(map(type, value)) == _STR_TYPE:
+    joined = "\x00".join(value)   # encoded at once, cut again at the NULs put between them
+    if joined.count("\x00") == len(value) - 1:   # NumPy would cut trailing NULs: left to it below
+      return _field(_BYTES_LIST, _bytes_values(joined.encode("utf-8").split(b"\x00")))
+    array = np.asarray(value)
   else:
     array = np.asarray(value)
   kind = array.dtype.kind

@@ -303,11 +303,14 @@ class Tokenizer(abc.ABC):
     """Best-effort text of a sequence of ids (padding is dropped)."""
 
   def _check_ids(self, ids: Sequence[int]) -> List[int]:
-    ids = [int(i) for i in np.asarray(ids).reshape([-1])]
-    for i in ids:
-      if not 0 <= i < self.vocab_size:
-        raise ValueError(f"id {i} is outside the vocabulary [0, {self.vocab_size})")
-    return ids
+    array = np.asarray(ids).reshape([-1])
+    if array.dtype.kind not in "iu":   # floats, objects: each one through int()
+      array = np.fromiter((int(i) for i in array), np.int64, array.size)
+    outside = np.flatnonzero((array < 0) | (array >= self.vocab_size))
+    if outside.size:
+      raise ValueError(f"id {int(array[outside[0]])} is outside the vocabulary "
+                       f"[0, {self.vocab_size})")
+    return array.tolist()
 
 
 # -------------------------------------------------------------- the tensorflow-text fast path

@@ -39,12 +39,13 @@ the first span ends past the long input. docs: the task's official-layout page.
 """
 
 import collections
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from absl import logging
 import numpy as np
 
 from tasks.common import input_parts
+from tasks.common.batches import map_in_batches
 from tasks.common.read_report import ReadReport, RecordProblem, iter_records, object_with_id
 from tasks.hotpotqa import data
 from tasks.hotpotqa import features as features_lib
@@ -176,6 +177,17 @@ class _Builder:
     return out
 
 
+# Examples tokenized in one call when converting (fewer calls into the library).
+EXAMPLES_PER_CALL = 16
+
+
+def tokenize_examples(examples: Iterable[HotpotExample], tokenizer: TextTokenizer
+                      ) -> Iterator[Tuple[HotpotExample, List[TokenizedText]]]:
+  """(example, its texts tokenized) of every example, EXAMPLES_PER_CALL at a time."""
+  return map_in_batches(examples, EXAMPLES_PER_CALL,
+                        lambda batch: tokenizer.tokenize_groups([_texts(e) for e in batch]))
+
+
 def _texts(example: HotpotExample) -> List[str]:
   """question, then per paragraph its title and sentences."""
   texts = [example.question]
@@ -186,16 +198,17 @@ def _texts(example: HotpotExample) -> List[str]:
 
 
 def convert_example(example: HotpotExample, tokenizer: TextTokenizer, long_len: int,
-                    global_len: int, is_training: bool, debug: bool = True
-                    ) -> Dict[str, Any]:
+                    global_len: int, is_training: bool, debug: bool = True,
+                    tokenized: Optional[List[TokenizedText]] = None) -> Dict[str, Any]:
   """The features Google's converter writes for one record (see the module docstring).
 
   is_training adds the labels and may raise Dropped; otherwise (or with debug) the decoding
   features long_tokens_to_unigrams (WordPiece), global_paragraph_ids and global_sentence_ids
-  are written; debug adds long_tokens and global_tokens.
+  are written; debug adds long_tokens and global_tokens. `tokenized`: the example's texts
+  already tokenized (see `tokenize_examples`), or None to tokenize them here.
   """
   ids = features_lib.global_ids_for(tokenizer.kind)
-  tokenized = iter(tokenizer.tokenize(_texts(example)))
+  tokenized = iter(tokenizer.tokenize(_texts(example)) if tokenized is None else tokenized)
   facts = collections.defaultdict(list)
   for title, index in example.supporting_facts or []:
     facts[title].append(index)
@@ -339,10 +352,10 @@ def training_features(examples: Iterable[HotpotExample], tokenizer, config,
   as its converter's defaults write them); a record it drops is skipped and counted in
   `report` under the reason, items that did not fit in `counts`."""
   text_tokenizer = TextTokenizer(tokenizer.tokenizer)
-  for i, example in enumerate(examples):
+  for i, (example, tokenized) in enumerate(tokenize_examples(examples, text_tokenizer)):
     try:
       f = convert_example(example, text_tokenizer, config.long_seq_len, config.global_seq_len,
-                          is_training=True)
+                          is_training=True, tokenized=tokenized)
     except Dropped as e:
       report.skip(e.reason, f"{report.path}: _id {example.qas_id}: field '{e.field}': {e}")
       report.examples -= 1
@@ -361,9 +374,9 @@ def prediction_features(examples: Sequence[HotpotExample], tokenizer, config,
   """Google's prediction features of every example (no labels, nothing dropped)."""
   text_tokenizer = TextTokenizer(tokenizer.tokenizer)
   out, truncated = [], 0
-  for example in examples:
+  for example, tokenized in tokenize_examples(examples, text_tokenizer):
     f = convert_example(example, text_tokenizer, config.long_seq_len, config.global_seq_len,
-                        is_training=False, debug=False)
+                        is_training=False, debug=False, tokenized=tokenized)
     truncated += bool(pop_stats(f)["skipped"])
     out.append(f)
   log(f"converted {len(out)} example(s) to the official layout; {truncated} with titles or "

@@ -27,6 +27,7 @@ from etc_realformer.data.span_tokenization import OffsetTokenizer
 
 WHITESPACE = " \t\r\n\u202f"
 _UNIGRAM_SPLIT = re.compile(f"([^{WHITESPACE}]+)")   # a run of anything else, kept
+_WHITESPACE_CODES = np.array([ord(c) for c in WHITESPACE], np.uint32)
 
 
 @dataclasses.dataclass
@@ -102,6 +103,8 @@ class TextTokenizer:
       raise ValueError("the official HotpotQA layout encodes whole texts with SentencePiece; "
                        "a tokenizer with split_punctuation is not supported")
     self._each = OffsetTokenizer(tokenizer) if self.kind == "wordpiece" else None
+    # [vocab] every id's piece string, looked up in NumPy for the ids the tokenizer gave.
+    self._vocab = np.array(tokenizer.id_to_token(range(tokenizer.vocab_size)), dtype=object)
 
   @property
   def wordpiece(self) -> bool:
@@ -112,26 +115,47 @@ class TextTokenizer:
 
   def tokenize(self, texts: Sequence[str]) -> List[TokenizedText]:
     """Every text tokenized (one tokenizer call for all of them)."""
-    return self._wordpiece(texts) if self.wordpiece else self._sentencepiece(texts)
+    return self.tokenize_groups([texts])[0]
 
-  def _wordpiece(self, texts):
-    split = [unigram_starts(text) for text in texts]
-    everything = [u for unigrams, _ in split for u in unigrams]
-    # Every unigram tokenized on its own (one tokenizer call for all): ids [P] and owner [P],
-    # the index in `everything` of each piece's unigram (non-decreasing).
-    ids, owner = self._each.tokenize_each(everything)
+  def tokenize_groups(self, groups: Sequence[Sequence[str]]) -> List[List[TokenizedText]]:
+    """`tokenize` of every group of texts (the texts of several examples), with one tokenizer
+    call for all of them: calls into the library cost more than the pieces of one example."""
+    if not self.wordpiece:
+      return [self._sentencepiece(texts) for texts in groups]
+    # Tokenizing every unigram on its own gives the pieces of the whole text: the separators
+    # are whitespace to BERT's basic cut, and no word runs across whitespace. So each group's
+    # texts are tokenized joined by spaces, and every piece goes to the unigram its word
+    # starts in.
+    joined = [" ".join(texts) for texts in groups]
+    return [self._unigram_pieces(texts, text, pieces)
+            for texts, text, pieces in zip(groups, joined, self._each.tokenize_many(joined))]
+
+  def _unigram_pieces(self, texts: Sequence[str], joined: str, pieces) -> List[TokenizedText]:
+    """The TokenizedText of each of `texts` from the pieces of `joined` (the texts joined by
+    spaces)."""
+    ids = np.asarray(pieces.ids, np.int64)                                     # [P]
+    # [U] where every unigram starts in `joined`; [T + 1] where every text starts (then the end).
+    codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), np.uint32)  # [chars]
+    separator = np.isin(codes, _WHITESPACE_CODES)
+    after_separator = np.concatenate([[True], separator[:-1]])[:len(codes)]
+    unigram_starts_ = np.flatnonzero(~separator & after_separator)
+    widths = np.fromiter(map(len, texts), np.int64, len(texts)) + 1
+    text_starts = np.concatenate([[0], np.cumsum(widths)])
+    # [P] the unigram of every piece (non-decreasing); [T + 1] every text's first unigram.
+    owner = np.searchsorted(unigram_starts_, np.asarray(pieces.starts, np.int64),
+                            side="right") - 1
+    text_unigrams = np.searchsorted(unigram_starts_, text_starts, side="left").tolist()
     # [U + 1] the first piece of every unigram (of the next one when it has none), then P.
-    firsts = np.searchsorted(owner, np.arange(len(everything) + 1), side="left")
+    firsts = np.searchsorted(owner, np.arange(len(unigram_starts_) + 1), side="left")
     all_ids = ids.tolist()
-    all_tokens = self.tokens(all_ids)
-    out, u0 = [], 0
-    for text, (unigrams, starts) in zip(texts, split):
-      u1 = u0 + len(unigrams)
+    all_tokens = self._vocab[ids].tolist()
+    out = []
+    for t, text in enumerate(texts):
+      u0, u1 = text_unigrams[t], text_unigrams[t + 1]
       a, b = int(firsts[u0]), int(firsts[u1])   # the text's pieces
       out.append(TokenizedText(text, all_ids[a:b], all_tokens[a:b],
                                (owner[a:b] - u0).tolist(), (firsts[u0:u1] - a).tolist(),
-                               starts))
-      u0 = u1
+                               (unigram_starts_[u0:u1] - text_starts[t]).tolist()))
     return out
 
   def _sentencepiece(self, texts):
