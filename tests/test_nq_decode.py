@@ -107,6 +107,32 @@ def test_short_answers_are_at_most_max_pieces(tmp_path):
   assert decoded.short_answers == [example.span(1, 37)]
 
 
+def test_short_answers_hold_no_html_piece(tmp_path):
+  # A table row: the best start and end sit in two cells, with the tags between them; the
+  # short answer is the best span inside one cell.
+  tokens = ["<Table>", "<Tr>", "<Td>", "a", "b", "</Td>", "<Td>", "c", "d", "</Td>", "</Tr>",
+            "</Table>"]
+  example = data.parse_record(nf.record(1, "a", tokens, []), False, [])
+  config = fl.NqFeatureConfig(long_seq_len=24, global_seq_len=4, doc_stride=16,
+                              max_question_pieces=2)
+  _, layout = fl.convert_example(example, nf.tokenizer(tmp_path), config, with_labels=False)
+  assert layout.windows == [(0, 12)]
+  out = decode.WindowOutput(np.array([0.0, 0, 0, 0, 5]), *(np.zeros(24) for _ in range(4)))
+  q = layout.question_len
+  out.long_start_logits[q + 0] = 9.0          # the table is the long answer
+  out.long_end_logits[q + 11] = 9.0
+  out.short_start_logits[q + 3] = 9.0         # "a" (first cell)
+  out.short_end_logits[q + 8] = 9.0           # "d" (second cell): across "</Td> <Td>"
+  out.short_end_logits[q + 4] = 7.0           # "b"
+  out.short_start_logits[q + 7] = 6.0         # "c"
+  decoded = decode.decode_example(example, layout, [out])
+  assert decoded.long_answer.to_json() == nf.span(tokens, 0, 12)
+  assert decoded.short_answers == [example.span(3, 5)]      # "a b": 9 + 7 beats 6 + 9
+  out.short_end_logits[q + 4] = 0.0
+  decoded = decode.decode_example(example, layout, [out])
+  assert decoded.short_answers == [example.span(7, 9)]      # "c d": 6 + 9 beats 9 + 0
+
+
 def test_predictions_cover_every_example_with_finite_scores(setup):
   example, layout = setup
   broken = data.NqExample(-3, "q", [], [], [], [], [], [], problem="empty document")

@@ -135,7 +135,10 @@ def _best_short_span(layout: ExampleLayout, window: int, out: WindowOutput, c_fi
   width = min(max_pieces, m)
   # scores[i, d] = span from piece i to piece i + d.                             # [m, width]
   ends = np.arange(m)[:, None] + np.arange(width)[None, :]
-  valid = (ends < m) & ok[:, None] & ok[np.minimum(ends, m - 1)]
+  # [m + 1] html pieces before each piece: a span holds none (no tag inside it, as in the gold
+  # short answers, not only none at its ends).
+  html_before = np.concatenate([[0], np.cumsum(~ok)])
+  valid = (ends < m) & (html_before[np.minimum(ends, m - 1) + 1] == html_before[:m, None])
   scores = np.where(valid, s_lp[:, None] + e_lp[np.minimum(ends, m - 1)], -np.inf)
   flat = int(np.argmax(scores))
   i, d = divmod(flat, width)
