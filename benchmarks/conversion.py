@@ -46,7 +46,11 @@ come from is shared with other jobs, so its 1 -> 2 step understates what 16 dedi
 --baseline DIR compares with another copy of the repository (e.g. the last commit unpacked by
 `git archive HEAD | tar -x -C DIR` before a change): every one-worker run is made from DIR
 too (its own benchmarks/conversion.py, importing its own converters), alternately with this
-tree, --repeats times each, and all must write the same records. --gc adds one-worker runs of
+tree, --repeats times each, and all must write the same records. A tree whose
+benchmarks/conversion.py is older or missing (before the tensorflow-text tokenizer, e.g.
+c202f81, the converters the corpus-scale work started from) gets a copy of this script and
+child_runs.py: with a WordPieceTokenizer that takes no `backend`, the copy converts with the
+tree's own (pure-Python) tokenizer. --gc adds one-worker runs of
 this tree with Python's garbage collector set up as a conversion worker could set it
 (`freeze`: gc.freeze() once the tokenizer is built; `freeze+threshold`: also a higher
 threshold, GC_THRESHOLD). The "trees" table gives each variant's median steady rate and its
@@ -72,6 +76,11 @@ towards Python-heavy code; the unprofiled rates are the rows above.
       --baseline BEFORE --repeats 2 --gc default,freeze,freeze+threshold \\
       --output benchmarks/results/conversion_before_after.json
       # before (BEFORE: an unpacked copy of the earlier commit) and after, interleaved
+  git archive c202f81 | tar -x -C BEFORE && cp benchmarks/conversion.py \
+      benchmarks/child_runs.py BEFORE/benchmarks/
+  python benchmarks/conversion.py --configs base --workers 1 --backends auto --baseline BEFORE \
+      --repeats 3 --output benchmarks/results/conversion_before_after.json
+      # against the converters and pure-Python tokenizer before the corpus-scale work
 Prints the tables and writes JSON (default benchmarks/results/conversion.json).
 """
 
@@ -248,13 +257,17 @@ def _one(spec):
   config_path = os.path.join(_ROOT, "configs", spec["task"], f"{spec['config']}.yaml")
   feature_config = task.parse_sections(task.load_run_config(config_path))[1]
   # The benchmark's vocabularies are WordPiece: what tokenizer_for_vocab builds, with a backend.
-  wordpiece = tokenization.WordPieceTokenizer(spec["vocab"], lower_case=True,
-                                              backend=spec["backend"])
+  try:
+    wordpiece = tokenization.WordPieceTokenizer(spec["vocab"], lower_case=True,
+                                                backend=spec["backend"])
+  except TypeError:   # a baseline tree from before the backends: its only tokenizer
+    wordpiece = tokenization.WordPieceTokenizer(spec["vocab"], lower_case=True)
   setup_start = time.perf_counter()
   # Sets the library up (backend auto) and traces its functions before the clock starts.
   wordpiece.tokenize([_WARM_UP_TEXT])
-  for method in (wordpiece.tokenize, wordpiece.tokenize_words, wordpiece.tokenize_with_word_spans):
-    method(["warm up " * 10, "warm up, Zo\u00eb " * 10, "up"])
+  for name in ("tokenize", "tokenize_words", "tokenize_with_word_spans"):
+    if hasattr(wordpiece, name):
+      getattr(wordpiece, name)(["warm up " * 10, "warm up, Zo\u00eb " * 10, "up"])
   setup_seconds = time.perf_counter() - setup_start
   tokenizer = OffsetTokenizer(wordpiece)
   shutil.rmtree(spec["output"], ignore_errors=True)
@@ -280,7 +293,7 @@ def _one(spec):
              steady_examples_per_second=spec["workers"] * info["records"] / shard_seconds,
              shard_seconds=shard_seconds, cpu_seconds=cpu_seconds,
              cpu_seconds_per_example=cpu_seconds / info["records"],
-             tokenizer_setup_seconds=setup_seconds, fast_path=wordpiece.uses_fast_path,
+             tokenizer_setup_seconds=setup_seconds, fast_path=getattr(wordpiece, "uses_fast_path", False),
              startup_rss_mb=before / 1024, parent_peak_mb=parent,
              worker_peak_mb=workers if spec["workers"] > 1 else parent,
              skipped=info["skipped"])
