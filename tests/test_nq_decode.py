@@ -89,15 +89,22 @@ def test_yes_no_wins_over_spans(setup):
   assert decoded.short_score == pytest.approx(types[fl.NO])
 
 
+def one_window(tmp_path, tokens, long_seq_len, doc_stride):
+  """(example, layout, zero outputs favouring a short answer, question length) of a page that
+  fits one window."""
+  example = data.parse_record(nf.record(1, "a", tokens, []), False, [])
+  config = fl.NqFeatureConfig(long_seq_len=long_seq_len, global_seq_len=4,
+                              doc_stride=doc_stride, max_question_pieces=2)
+  _, layout = fl.convert_example(example, nf.tokenizer(tmp_path), config, with_labels=False)
+  assert layout.windows == [(0, len(tokens))]
+  out = decode.WindowOutput(np.array([0.0, 0, 0, 0, 5]),
+                            *(np.zeros(long_seq_len) for _ in range(4)))
+  return example, layout, out, layout.question_len
+
+
 def test_short_answers_are_at_most_max_pieces(tmp_path):
   tokens = ["<P>"] + ["a"] * 40 + ["</P>"]
-  example = data.parse_record(nf.record(1, "a", tokens, []), False, [])
-  config = fl.NqFeatureConfig(long_seq_len=48, global_seq_len=4, doc_stride=40,
-                              max_question_pieces=2)
-  _, layout = fl.convert_example(example, nf.tokenizer(tmp_path), config, with_labels=False)
-  assert layout.windows == [(0, 42)]
-  out = decode.WindowOutput(np.array([0.0, 0, 0, 0, 5]), *(np.zeros(48) for _ in range(4)))
-  q = layout.question_len
+  example, layout, out, q = one_window(tmp_path, tokens, 48, 40)
   out.short_start_logits[q + 1] = 9.0       # token 1 (the first "a")
   out.short_end_logits[q + 36] = 9.0        # token 36: a 36-piece span
   out.short_end_logits[q + 20] = 6.0        # token 20: a 20-piece span
@@ -112,13 +119,7 @@ def test_short_answers_hold_no_html_piece(tmp_path):
   # short answer is the best span inside one cell.
   tokens = ["<Table>", "<Tr>", "<Td>", "a", "b", "</Td>", "<Td>", "c", "d", "</Td>", "</Tr>",
             "</Table>"]
-  example = data.parse_record(nf.record(1, "a", tokens, []), False, [])
-  config = fl.NqFeatureConfig(long_seq_len=24, global_seq_len=4, doc_stride=16,
-                              max_question_pieces=2)
-  _, layout = fl.convert_example(example, nf.tokenizer(tmp_path), config, with_labels=False)
-  assert layout.windows == [(0, 12)]
-  out = decode.WindowOutput(np.array([0.0, 0, 0, 0, 5]), *(np.zeros(24) for _ in range(4)))
-  q = layout.question_len
+  example, layout, out, q = one_window(tmp_path, tokens, 24, 16)
   out.long_start_logits[q + 0] = 9.0          # the table is the long answer
   out.long_end_logits[q + 11] = 9.0
   out.short_start_logits[q + 3] = 9.0         # "a" (first cell)
