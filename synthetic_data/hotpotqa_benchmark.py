@@ -907,19 +907,21 @@ def split_settings(split: str, seed: int = 0) -> Tuple[str, int, str, Tuple[str,
   return filename, seed + offset, names, HELD_OUT_FAMILIES if held_out else TRAIN_FAMILIES
 
 
-def ensure_demo_data(directory: str, num_train: int, num_dev: int,
-                     seed: int = 0) -> Dict[str, str]:
+def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,
+                     train_families: Sequence[str] = TRAIN_FAMILIES) -> Dict[str, str]:
   """Writes the five splits (JSON arrays) unless the info file shows they were written by this
   generator version with the same arguments; returns {split: path}.
 
   train: seen names, TRAIN_FAMILIES (num_train items); dev: the same, another seed; dev_unseen:
   unseen names, TRAIN_FAMILIES; dev_unseen_templates and test_unseen_templates: unseen names and
-  HELD_OUT_FAMILIES (num_dev items each). Each split has its own `random.Random`.
+  HELD_OUT_FAMILIES (num_dev items each). Each split has its own `random.Random`. `train_families`: the families of the train split (default TRAIN_FAMILIES; FAMILIES
+  trains on the held-out families too, the ablation that measures what holding them out costs).
   """
   for label, value in (("num_train", num_train), ("num_dev", num_dev)):
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
       raise ValueError(f"{label} must be a non-negative integer, got {value!r}")
   settings = {split: split_settings(split, seed) for split in SPLITS}
+  settings["train"] = settings["train"][:3] + (tuple(train_families),)
   paths = {split: os.path.join(directory, s[0]) for split, s in settings.items()}
   info = {"generator": "hotpotqa_benchmark", "generator_version": GENERATOR_VERSION,
           "num_train": num_train, "num_dev": num_dev, "seed": seed,

@@ -1259,28 +1259,33 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
   return [record for record, _ in generate_with_meta(num, seed, split, names, families)]
 
 
-def _split_records(split: str, num: int, seed: int) -> List[dict]:
+def _split_records(split: str, num: int, seed: int,
+                   train_families: Sequence[str] = TRAIN_FAMILIES) -> List[dict]:
   offset, names, held_out = _SPLIT_SETUP[split]
-  families = HELD_OUT_FAMILIES if held_out else TRAIN_FAMILIES
+  families = (HELD_OUT_FAMILIES if held_out else
+              tuple(train_families) if split == "train" else TRAIN_FAMILIES)
   return generate_examples(num, seed + offset, split, names, families)
 
 
-def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0
-                     ) -> Dict[str, str]:
+def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,
+                     train_families: Sequence[str] = TRAIN_FAMILIES) -> Dict[str, str]:
   """Writes the five splits (gzipped JSON lines) unless the info file shows this version wrote
-  them with the same arguments; returns {split: path}."""
+  them with the same arguments; returns {split: path}. `train_families`: the families of the train split (default TRAIN_FAMILIES; FAMILIES
+  trains on the held-out families too, the ablation that measures what holding them out costs).
+  """
   for name, value in (("num_train", num_train), ("num_dev", num_dev)):
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
       raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
   paths = {split: os.path.join(directory, FILENAMES[split]) for split in SPLITS}
   info = {"generator": "nq_benchmark", "generator_version": GENERATOR_VERSION,
           "num_train": num_train, "num_dev": num_dev, "seed": seed,
-          "families": {"train": list(TRAIN_FAMILIES), "held_out": list(HELD_OUT_FAMILIES)}}
+          "families": {"train": list(train_families), "held_out": list(HELD_OUT_FAMILIES)}}
   marker = os.path.join(directory, INFO_FILENAME)
   if not writer.is_current(marker, info, paths.values()):
     for split in SPLITS:
       num = num_train if split == "train" else num_dev
-      writer.write_jsonl(paths[split], _split_records(split, num, seed), compress=True)
+      writer.write_jsonl(paths[split], _split_records(split, num, seed, train_families),
+                         compress=True)
     writer.write_info(marker, info)
   return paths
 

@@ -1256,10 +1256,12 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
   return [_record(rng, rng.choice(families), lex, split, seed, index) for index in range(num)]
 
 
-def _splits(num_train: int, num_dev: int, seed: int
+def _splits(num_train: int, num_dev: int, seed: int,
+            train_families: Sequence[str] = TRAIN_FAMILIES
             ) -> Dict[str, Tuple[int, int, str, Tuple[str, ...]]]:
   """Split -> (pages, seed, names, families)."""
-  plan = {"train": (num_train, "seen", TRAIN_FAMILIES), "dev": (num_dev, "seen", TRAIN_FAMILIES),
+  plan = {"train": (num_train, "seen", tuple(train_families)),
+          "dev": (num_dev, "seen", TRAIN_FAMILIES),
           "dev_unseen": (num_dev, "unseen", TRAIN_FAMILIES),
           "dev_unseen_templates": (num_dev, "unseen", HELD_OUT_FAMILIES),
           "test_unseen_templates": (num_dev, "unseen", HELD_OUT_FAMILIES)}
@@ -1267,30 +1269,33 @@ def _splits(num_train: int, num_dev: int, seed: int
           for split, (num, names, families) in plan.items()}
 
 
-def _info(num_train: int, num_dev: int, seed: int) -> dict:
+def _info(num_train: int, num_dev: int, seed: int,
+          train_families: Sequence[str] = TRAIN_FAMILIES) -> dict:
   return {"generator": "openkp_benchmark", "generator_version": GENERATOR_VERSION,
           "num_train": num_train, "num_dev": num_dev, "seed": seed,
-          "train_families": list(TRAIN_FAMILIES), "held_out_families": list(HELD_OUT_FAMILIES),
+          "train_families": list(train_families), "held_out_families": list(HELD_OUT_FAMILIES),
           "split_seeds": {s: v[1] for s, v in _splits(num_train, num_dev, seed).items()}}
 
 
-def ensure_demo_data(directory: str, num_train: int, num_dev: int,
-                     seed: int = 0) -> Dict[str, str]:
+def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,
+                     train_families: Sequence[str] = TRAIN_FAMILIES) -> Dict[str, str]:
   """Writes the five splits as JSONL files unless `INFO_FILENAME` shows the same arguments.
 
   train: seen names, TRAIN_FAMILIES; dev: the same from another seed; dev_unseen: unseen
   names; dev_unseen_templates and test_unseen_templates: unseen names and HELD_OUT_FAMILIES.
-  Every split has its own seed (`SEED_OFFSETS`). Returns {split: path}.
+  Every split has its own seed (`SEED_OFFSETS`). Returns {split: path}. `train_families`: the families of the train split (default TRAIN_FAMILIES; FAMILIES
+  trains on the held-out families too, the ablation that measures what holding them out costs).
   """
   for name, value in (("num_train", num_train), ("num_dev", num_dev)):
     if not isinstance(value, int) or value < 1:
       raise ValueError(f"{name} must be a positive integer, got {value!r}")
   paths = {split: os.path.join(directory, name) for split, name in SPLIT_FILENAMES.items()}
   info_path = os.path.join(directory, INFO_FILENAME)
-  info = _info(num_train, num_dev, seed)
+  info = _info(num_train, num_dev, seed, train_families)
   if writer.is_current(info_path, info, paths.values()):
     return paths
-  for split, (num, split_seed, names, families) in _splits(num_train, num_dev, seed).items():
+  for split, (num, split_seed, names, families) in _splits(num_train, num_dev, seed,
+                                                            train_families).items():
     writer.write_jsonl(paths[split], generate_examples(num, split_seed, split, names, families))
   writer.write_info(info_path, info)
   return paths

@@ -979,18 +979,19 @@ def _paths(directory: str) -> Dict[str, str]:
   return {split: os.path.join(directory, f"benchmark_{split}.json") for split in SPLITS}
 
 
-def _info(num_train: int, num_dev: int, seed: int) -> dict:
+def _info(num_train: int, num_dev: int, seed: int,
+          train_families: Sequence[str] = TRAIN_FAMILIES) -> dict:
   """What the info file records about a dataset."""
   return {"generator": "wikihop_benchmark", "generator_version": GENERATOR_VERSION,
           "num_train": num_train, "num_dev": num_dev, "seed": seed,
           "seeds": {split: seed + SPLIT_SETUP[split][0] for split in SPLITS},
           "names": {split: SPLIT_SETUP[split][1] for split in SPLITS},
-          "train_families": list(TRAIN_FAMILIES), "held_out_families": list(HELD_OUT_FAMILIES),
+          "train_families": list(train_families), "held_out_families": list(HELD_OUT_FAMILIES),
           "splits": list(SPLITS)}
 
 
-def ensure_demo_data(directory: str, num_train: int, num_dev: int,
-                     seed: int = 0) -> Dict[str, str]:
+def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,
+                     train_families: Sequence[str] = TRAIN_FAMILIES) -> Dict[str, str]:
   """Writes the five splits unless the info file shows they were written with the same
   arguments by this generator version.
 
@@ -998,7 +999,8 @@ def ensure_demo_data(directory: str, num_train: int, num_dev: int,
   dev_unseen (unseen names, TRAIN_FAMILIES), dev_unseen_templates and test_unseen_templates
   (unseen names, HELD_OUT_FAMILIES), `num_dev` items each, every split from its own
   `random.Random(seed + offset)`. The info file is written last, so an interrupted run leaves
-  no info file that matches.
+  no info file that matches. `train_families`: the families of the train split (default TRAIN_FAMILIES; FAMILIES
+  trains on the held-out families too, the ablation that measures what holding them out costs).
 
   Returns:
     {split: path} for the five splits.
@@ -1007,13 +1009,14 @@ def ensure_demo_data(directory: str, num_train: int, num_dev: int,
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
       raise ValueError(f"{name} must be a positive integer, got {value!r}")
   paths = _paths(directory)
-  info = _info(num_train, num_dev, seed)
+  info = _info(num_train, num_dev, seed, train_families)
   info_path = os.path.join(directory, INFO_FILENAME)
   if writer.is_current(info_path, info, paths.values()):
     return paths
   for split, path in paths.items():
     offset, names, held_out = SPLIT_SETUP[split]
-    families = HELD_OUT_FAMILIES if held_out else TRAIN_FAMILIES
+    families = (HELD_OUT_FAMILIES if held_out else
+                tuple(train_families) if split == "train" else TRAIN_FAMILIES)
     num = num_train if split == "train" else num_dev
     writer.write_json(path, generate_examples(num, seed + offset, split, names, families))
   writer.write_info(info_path, info)

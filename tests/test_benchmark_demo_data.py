@@ -1,7 +1,9 @@
 """The demo's benchmark-style data (`--data_style=benchmark`): every task's make_demo_data
 writes the five splits, the held-out-family ones included, and its own reader takes them."""
 
+import gzip
 import importlib
+import json
 
 import pytest
 
@@ -27,3 +29,33 @@ def test_an_unknown_data_style_is_refused(tmp_path):
   task = importlib.import_module("tasks.wikihop.task").TASK
   with pytest.raises(ValueError, match="data_style 'long'"):
     task.make_demo_data(str(tmp_path), 2, 2, seed=0, data_style="long")
+
+
+def _records(path):
+  opener = gzip.open if path.endswith(".gz") else open
+  with opener(path, "rt", encoding="utf-8") as f:
+    text = f.read()
+  return json.loads(text) if path.endswith(".json") else [json.loads(l) for l in text.splitlines()]
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_training_on_every_family_changes_only_the_train_split(name, tmp_path):
+  # demo --train_families=all: the ablation that trains on the held-out families too.
+  task = importlib.import_module(f"tasks.{name}.task").TASK
+  generator = importlib.import_module(f"synthetic_data.{name}_benchmark")
+  assert set(generator.HELD_OUT_FAMILIES) < set(generator.FAMILIES)
+  default = task.make_demo_data(str(tmp_path / "default"), 10, 2, seed=3, data_style="benchmark")
+  every = task.make_demo_data(str(tmp_path / "all"), 10, 2, seed=3, data_style="benchmark",
+                              train_families="all")
+  for split in SPLITS[1:]:
+    assert _records(every[split]) == _records(default[split]), split
+  # The train split is the generator's, from the same seed, over every family (the train
+  # split's seed offset is 0 in every generator).
+  expected = generator.generate_examples(10, 3, "train", "seen", generator.FAMILIES)
+  assert _records(every["train"]) == json.loads(json.dumps(expected))
+  assert _records(every["train"]) != _records(default["train"])
+  with pytest.raises(ValueError, match="needs data_style 'benchmark'"):
+    task.make_demo_data(str(tmp_path / "short"), 2, 2, seed=0, train_families="all")
+  with pytest.raises(ValueError, match="train_families 'some'"):
+    task.make_demo_data(str(tmp_path / "x"), 2, 2, seed=0, data_style="benchmark",
+                        train_families="some")

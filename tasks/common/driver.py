@@ -64,6 +64,9 @@ def define_flags(task) -> None:
                     "demo: 'demo' (short, one template family; configs/<task>/tiny.yaml) or "
                     "'benchmark' (benchmark lengths, several template families, held-out-family "
                     "splits; configs/<task>/tiny_long.yaml at ETC's lengths) unless --config.")
+  flags.DEFINE_enum("train_families", "default", ["default", "all"],
+                    "demo, --data_style=benchmark: 'all' also trains on the held-out template "
+                    "families (an ablation: what holding them out costs).")
   task.define_flags(flags)
 
 
@@ -134,7 +137,7 @@ def convert(task) -> Dict:
 def demo(task) -> Dict:
   summary = task.run_demo(FLAGS.config, FLAGS.output_dir or f"runs/{task.name}_demo",
                           FLAGS.num_train, FLAGS.num_dev, FLAGS.seed, FLAGS.set, FLAGS.verbose,
-                          FLAGS.data_style)
+                          FLAGS.data_style, FLAGS.train_families)
   print(task.demo_report(summary))
   print("\ntime per step (s):")
   for name, seconds in summary["timings_seconds"].items():

@@ -57,6 +57,7 @@ SPLIT_TITLES = {"dev": "synthetic dev set (names seen in training)",
 # "benchmark" is long, written by several template families, with held-out-family splits
 # (synthetic_data/<task>_benchmark.py, docs/synthetic_data/).
 DATA_STYLES = ("demo", "benchmark")
+TRAIN_FAMILY_CHOICES = ("default", "all")   # demo --train_families
 
 
 def demo_splits(summary: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
@@ -179,20 +180,31 @@ class Task(abc.ABC):
     return self.metrics.format_metrics(scores)
 
   def make_demo_data(self, directory: str, num_train: int, num_dev: int, seed: int,
-                     data_style: str = "demo") -> Dict[str, str]:
+                     data_style: str = "demo", train_families: str = "default"
+                     ) -> Dict[str, str]:
     """Writes (or reuses) synthetic files in the official format: {split: path} with "train",
     "dev" (entities named from the training lexicon) and, where the generator has them,
     "dev_unseen" and "test_unseen" (entities whose names never occur in training); with
     `data_style` "benchmark", long documents from several template families and the splits
     "dev_unseen_templates" / "test_unseen_templates" (families held out of training).
 
+    `train_families` "all" (benchmark style only) trains on every family, the held-out ones
+    too: the ablation that measures what holding them out costs.
+
     The generators live in the `synthetic_data` package of a source checkout (not installed).
     """
     if data_style not in DATA_STYLES:
       raise ValueError(f"data_style {data_style!r}: expected one of {', '.join(DATA_STYLES)}")
+    if train_families not in TRAIN_FAMILY_CHOICES:
+      raise ValueError(f"train_families {train_families!r}: expected one of "
+                       f"{', '.join(TRAIN_FAMILY_CHOICES)}")
+    if train_families != "default" and data_style != "benchmark":
+      raise ValueError(f"train_families {train_families!r} needs data_style 'benchmark' (the "
+                       "short demo has one family)")
     module = self.name if data_style == "demo" else f"{self.name}_benchmark"
     generator = importlib.import_module(f"synthetic_data.{module}")
-    files = generator.ensure_demo_data(directory, num_train, num_dev, seed)
+    extra = {"train_families": generator.FAMILIES} if train_families == "all" else {}
+    files = generator.ensure_demo_data(directory, num_train, num_dev, seed, **extra)
     return dict(files) if isinstance(files, dict) else {"train": files[0], "dev": files[1]}
 
   def demo_scores(self, dev_file: str, prediction_file: str) -> Dict[str, Any]:
@@ -483,15 +495,15 @@ class Task(abc.ABC):
 
   def run_demo(self, config_path: Optional[str], output_dir: str,
                num_train: Optional[int] = None, num_dev: Optional[int] = None, seed: int = 0,
-               overrides: Sequence[str] = (), verbose: int = 2, data_style: str = "demo"
-               ) -> Dict[str, Any]:
+               overrides: Sequence[str] = (), verbose: int = 2, data_style: str = "demo",
+               train_families: str = "default") -> Dict[str, Any]:
     """Synthetic data -> fine-tune -> predict through the export -> score next to the
     baselines. Returns the summary (also in <output_dir>/demo_summary.json)."""
     num_train = self.demo_sizes[0] if num_train is None else num_train
     num_dev = self.demo_sizes[1] if num_dev is None else num_dev
     return demo.run_task_demo(
         self, lambda directory: self.make_demo_data(directory, num_train, num_dev, seed,
-                                                    data_style),
+                                                    data_style, train_families),
         config_path or self.default_config(data_style), output_dir, overrides, verbose)
 
 
