@@ -914,8 +914,10 @@ def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0
 
   train: seen names, TRAIN_FAMILIES (num_train items); dev: the same, another seed; dev_unseen:
   unseen names, TRAIN_FAMILIES; dev_unseen_templates and test_unseen_templates: unseen names and
-  HELD_OUT_FAMILIES (num_dev items each). Each split has its own `random.Random`. `train_families`: the families of the train split (default TRAIN_FAMILIES; FAMILIES
-  trains on the held-out families too, the ablation that measures what holding them out costs).
+  HELD_OUT_FAMILIES (num_dev items each). Each split has its own `random.Random`.
+
+  `train_families`: the families of the train split (default TRAIN_FAMILIES; FAMILIES trains
+  on the held-out families too, the ablation that measures what holding them out costs).
   """
   for label, value in (("num_train", num_train), ("num_dev", num_dev)):
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:

@@ -1270,8 +1270,10 @@ def _split_records(split: str, num: int, seed: int,
 def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,
                      train_families: Sequence[str] = TRAIN_FAMILIES) -> Dict[str, str]:
   """Writes the five splits (gzipped JSON lines) unless the info file shows this version wrote
-  them with the same arguments; returns {split: path}. `train_families`: the families of the train split (default TRAIN_FAMILIES; FAMILIES
-  trains on the held-out families too, the ablation that measures what holding them out costs).
+  them with the same arguments; returns {split: path}.
+
+  `train_families`: the families of the train split (default TRAIN_FAMILIES; FAMILIES trains
+  on the held-out families too, the ablation that measures what holding them out costs).
   """
   for name, value in (("num_train", num_train), ("num_dev", num_dev)):
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:

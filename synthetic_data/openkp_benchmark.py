@@ -1283,8 +1283,10 @@ def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0
 
   train: seen names, TRAIN_FAMILIES; dev: the same from another seed; dev_unseen: unseen
   names; dev_unseen_templates and test_unseen_templates: unseen names and HELD_OUT_FAMILIES.
-  Every split has its own seed (`SEED_OFFSETS`). Returns {split: path}. `train_families`: the families of the train split (default TRAIN_FAMILIES; FAMILIES
-  trains on the held-out families too, the ablation that measures what holding them out costs).
+  Every split has its own seed (`SEED_OFFSETS`). Returns {split: path}.
+
+  `train_families`: the families of the train split (default TRAIN_FAMILIES; FAMILIES trains
+  on the held-out families too, the ablation that measures what holding them out costs).
   """
   for name, value in (("num_train", num_train), ("num_dev", num_dev)):
     if not isinstance(value, int) or value < 1:

@@ -999,8 +999,10 @@ def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0
   dev_unseen (unseen names, TRAIN_FAMILIES), dev_unseen_templates and test_unseen_templates
   (unseen names, HELD_OUT_FAMILIES), `num_dev` items each, every split from its own
   `random.Random(seed + offset)`. The info file is written last, so an interrupted run leaves
-  no info file that matches. `train_families`: the families of the train split (default TRAIN_FAMILIES; FAMILIES
-  trains on the held-out families too, the ablation that measures what holding them out costs).
+  no info file that matches.
+
+  `train_families`: the families of the train split (default TRAIN_FAMILIES; FAMILIES trains
+  on the held-out families too, the ablation that measures what holding them out costs).
 
   Returns:
     {split: path} for the five splits.
