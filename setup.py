@@ -17,7 +17,9 @@ setup(
     long_description=(_ROOT / "README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
     packages=find_packages(include=["etc_realformer", "etc_realformer.*", "tasks", "tasks.*"]),
-    package_data={"etc_realformer.data": ["embedded/*.txt"]},
+    package_data={"etc_realformer.data": ["embedded/*.txt", "nltk_data/NOTICE.md",
+                                            "nltk_data/tokenizers/punkt_tab/README",
+                                            "nltk_data/tokenizers/punkt_tab/english/*"]},
     python_requires=">=3.10",
     install_requires=[
         "tensorflow==2.21.0",
@@ -31,6 +33,8 @@ setup(
         "natural-questions==1.0.6",   # the official NQ scorer (tasks.nq.metrics)
         "six",                        # needed by the NQ scorer
         "matplotlib",                 # attention-analysis plots (etc_realformer.analyze)
+        "nltk==3.10.4",               # sentences as Google's WikiHop converter cuts them
+        "safetensors",                # Hugging Face weight files (BERT lifting and export)
     ],
     extras_require={
         "test": ["pytest==9.2.0", "pytest-xdist==3.8.0"],

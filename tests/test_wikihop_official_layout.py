@@ -1,6 +1,6 @@
 """The official WikiHop layout: the converter writes what Google's data_utils.py writes for the
 fixture items (tests/fixtures/official_features/wikihop), every feature and every value; its
-quirks on hand-made items; the sentence splitter; the model reading Google's features and
+quirks on hand-made items; the model reading Google's features and
 training on records laid out as Google's pipeline writes them."""
 
 import collections
@@ -18,7 +18,7 @@ from etc_realformer.data import tfrecords
 from etc_realformer.data.span_tokenization import OffsetTokenizer
 from etc_realformer.data.tokenization import load_tokenizer
 from tasks.common.read_report import ReadReport, RecordProblem
-from tasks.wikihop import data, official, official_model, official_records, official_sentences
+from tasks.wikihop import data, official, official_model, official_records
 from tasks.wikihop.features import WikiHopFeatureConfig
 from tasks.wikihop.task import TASK
 import official_fixtures
@@ -110,69 +110,12 @@ def test_fixture_tf_examples_have_googles_kinds():
     assert example.features.feature[name].WhichOneof("kind") == kind, name
 
 
-def test_builtin_splitter_gives_the_fixture_sentences():
-  """Without NLTK: each document's SENTENCE tokens in Google's features = the built-in cut."""
-  expected = _load("features.json")
-  items = {item["id"]: item for item in _load("input.json")}
-  for want in expected:
-    ids, types = want["global_token_ids"], want["global_token_type_ids"]
-    paragraph_at = [i for i, t in enumerate(types) if t == official.PARAGRAPH_GLOBAL_TYPE_ID]
-    ends = paragraph_at[1:] + [len(ids)]
-    sentences = [ids[p + 1:end].count(official.SENTENCE_GLOBAL_TOKEN_ID)
-                 for p, end in zip(paragraph_at, ends)]
-    docs = items[want["id"]]["supports"]
-    assert sentences == [len(official_sentences.split_sentences(d)) for d in docs], want["id"]
-
-
-def _nltk_or_skip():
-  try:
-    return official_sentences._nltk_sent_tokenize()  # pylint: disable=protected-access
-  except (ImportError, LookupError):
-    pytest.skip("NLTK with its punkt_tab data is not installed")
-
-
-def test_builtin_splitter_equals_nltk_on_fixture_and_synthetic_texts():
-  sent_tokenize = _nltk_or_skip()
-  from synthetic_data import wikihop as synthetic  # pylint: disable=import-outside-toplevel
-  texts = [d for item in _load("input.json") for d in item["supports"]]
-  for split, names, seed in (("train", "seen", 0), ("dev_unseen", "unseen", 2000003)):
-    texts += [d for item in synthetic.generate_examples(150, seed=seed, split=split, names=names)
-              for d in item["supports"]]
-  for text in texts:
-    assert official_sentences.split_sentences(text) == sent_tokenize(text), text
-
-
-@pytest.mark.parametrize("text,sentences", [
-    ("Krenwyn was first recorded in 1993. Krenwyn is twinned with Gimburn.",
-     ["Krenwyn was first recorded in 1993.", "Krenwyn is twinned with Gimburn."]),
-    ("Mr. Smith went to St. Louis. He said no! Really? Yes.",
-     ["Mr. Smith went to St. Louis.", "He said no!", "Really?", "Yes."]),
-    ("Acme Inc. The firm grew. Acme Inc. Its profits grew.",
-     ["Acme Inc.", "The firm grew.", "Acme Inc. Its profits grew."]),
-    ("He was born in 1990. the end.", ["He was born in 1990. the end."]),
-    ('He said "Go." Then left.', ['He said "Go."', "Then left."]),
-    ("  Leading space. Trailing space.  ", ["  Leading space.", "Trailing space."]),
-    ("   ", []), ("", []),
-])
-def test_builtin_splitter_follows_punkt_rules(text, sentences):
-  """Cases whose nltk.sent_tokenize result (punkt_tab english) is known."""
-  assert official_sentences.split_sentences(text) == sentences
-
-
-def test_splitter_modes():
-  assert official_sentences.sentence_splitter("builtin") is official_sentences.split_sentences
-  with pytest.raises(ValueError, match="sentence_splitter"):
-    official_sentences.sentence_splitter("punkt")
-  with pytest.raises(ValueError, match="sentence_splitter"):
-    WikiHopFeatureConfig(layout="official", sentence_splitter="punkt")
-
-
 # ------------------------------------------------------------------- quirks on hand-made items
 
 
 def _convert(item, tmp_path, with_labels=True, **config):
   config = dict(dict(long_seq_len=64, global_seq_len=32, max_num_sentences=200,
-                     layout="official", sentence_splitter="builtin"), **config)
+                     layout="official"), **config)
   convert = official_records.converter(wf.tokenizer(tmp_path), WikiHopFeatureConfig(**config))
   return convert(official.from_item(item, with_labels), with_labels)
 
@@ -359,8 +302,7 @@ def test_items_that_do_not_fit_are_skipped_and_counted(tmp_path):
   long_query = "country " + " ".join(["mara veldt"] * 30)
   with open(path, "w") as f:
     json.dump([wf.raw_item(id="a", query=long_query), wf.raw_item(id="b")], f)
-  config = WikiHopFeatureConfig(long_seq_len=64, global_seq_len=32, layout="official",
-                                sentence_splitter="builtin")
+  config = WikiHopFeatureConfig(long_seq_len=64, global_seq_len=32, layout="official")
   report, counts = ReadReport(path=path), collections.Counter()
   got = list(TASK.training_features(path, wf.tokenizer(tmp_path), config, report, counts,
                                     print))
@@ -378,8 +320,7 @@ def test_sentencepiece_vocabulary_keeps_the_global_ids_and_cased_pieces(tmp_path
   tok = OffsetTokenizer(load_tokenizer(spm_model_file=model_file))
   item = wf.raw_item(query="born Ann", candidates=["Zo caf", "ann"], answer="zo caf",
                      supports=["Ann was born in Zo caf. The end.", "zo caf was born."])
-  config = WikiHopFeatureConfig(long_seq_len=64, global_seq_len=16, layout="official",
-                                sentence_splitter="builtin")
+  config = WikiHopFeatureConfig(long_seq_len=64, global_seq_len=16, layout="official")
   f = official_records.converter(tok, config)(official.from_item(item, True), True)
   pieces = tok.tokenizer.tokenize(["zo caf", "ann", "born Ann", "Ann was born in Zo caf.",
                                    "The end.", "zo caf was born."])
@@ -394,8 +335,7 @@ def test_sentencepiece_vocabulary_keeps_the_global_ids_and_cased_pieces(tmp_path
 
 def test_predictor_converts_and_decodes_the_official_layout(tmp_path):
   from tasks.wikihop import inference  # pylint: disable=import-outside-toplevel
-  config = WikiHopFeatureConfig(long_seq_len=64, global_seq_len=32, layout="official",
-                                sentence_splitter="builtin")
+  config = WikiHopFeatureConfig(long_seq_len=64, global_seq_len=32, layout="official")
   assert set(TASK.export_inputs(config)) == set(official.MODEL_FEATURES)
   assert TASK.export_inputs(config)["global_token_ids"] == 32
   model = TASK.build_model(_tiny_etc(), config)

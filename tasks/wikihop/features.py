@@ -42,7 +42,6 @@ from etc_realformer.data import vocab
 from etc_realformer.data.span_tokenization import OffsetTokenizer, Pieces, split_words
 from tasks.common import feature_config
 from tasks.wikihop.data import WikiHopExample
-from tasks.wikihop.official_sentences import MODES as SPLITTER_MODES
 
 SEGMENT_CANDIDATE, SEGMENT_QUERY, SEGMENT_PARAGRAPH, SEGMENT_SENTENCE = 0, 1, 2, 3
 SEGMENT_SUBJECT_MATCH = 4
@@ -61,22 +60,16 @@ class WikiHopFeatureConfig(feature_config.FeatureConfig):
 
   layout "package" (this module) reads max_query_pieces, max_candidate_pieces and
   mark_subject_matches; layout "official" (tasks.wikihop.official: Google's features) reads
-  max_num_sentences (generate_tf_examples.py's flag) and sentence_splitter ("auto", "nltk"
-  or "builtin", tasks.wikihop.official_sentences).
+  max_num_sentences (generate_tf_examples.py's flag); its sentences are nltk.sent_tokenize's
+  (tasks.wikihop.official_sentences).
   """
   global_seq_len: int = 430
   max_query_pieces: int = 32
   max_candidate_pieces: int = 16
   mark_subject_matches: bool = False
   max_num_sentences: int = 200
-  sentence_splitter: str = "auto"
 
   layouts = (feature_config.PACKAGE_LAYOUT, feature_config.OFFICIAL_LAYOUT)
-
-  def check(self) -> None:
-    if self.sentence_splitter not in SPLITTER_MODES:
-      raise ValueError(f"sentence_splitter: {self.sentence_splitter!r} is not one of "
-                       f"{', '.join(SPLITTER_MODES)}")
 
 
 class CandidatesDoNotFit(ValueError):

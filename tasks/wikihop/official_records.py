@@ -48,8 +48,8 @@ def as_official(example, with_labels: bool) -> official.OfficialExample:
 
 
 def converter(tokenizer: OffsetTokenizer, config) -> Callable[..., Dict[str, object]]:
-  """example, with_labels -> Google's features, with the config's lengths and splitter."""
-  split = sentence_splitter(config.sentence_splitter)
+  """example, with_labels -> Google's features, with the config's lengths."""
+  split = sentence_splitter()
   tokenize = tokenizer.tokenizer.tokenize
 
   def convert(example: official.OfficialExample, with_labels: bool, info=None):
