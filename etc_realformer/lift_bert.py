@@ -10,7 +10,8 @@ a temporary folder beside OUT, then renamed into place):
 
   OUT/encoder.*           this package's encoder checkpoint (what train.init_checkpoint takes)
   OUT/etc_config.json     its EtcConfig (BERT's shape, residual_attention none unless --set)
-  OUT/vocab.txt           the BERT's vocabulary, when its folder has one
+  OUT/vocab.txt           the BERT's vocabulary, when its folder has one (vocab.txt, or the
+                          pieces of a Hugging Face tokenizer.json)
   OUT/bert_pooler.npz     BERT's pooler (kernel [H, H], bias [H]), when the checkpoint has one
   OUT/lifting.json        the report: every variable mapped, skipped, and weights not from BERT
 
@@ -37,6 +38,7 @@ import numpy as np  # pylint: disable=g-bad-import-order
 import tensorflow as tf  # pylint: disable=g-bad-import-order
 
 from etc_realformer import checkpoint_conversion  # pylint: disable=g-bad-import-order
+from etc_realformer.data import vocab_learner
 from etc_realformer.models import bert_lifting
 from etc_realformer.models.encoder import EtcModel
 from etc_realformer.training import run_config as run_config_lib
@@ -63,6 +65,10 @@ def lift_to_package(bert_checkpoint: str, output_dir: str, config_file: Optional
     vocab = []
     if os.path.isfile(os.path.join(source_dir, "vocab.txt")):
       vocab = checkpoint_conversion.copy_vocab(source_dir, tmp)
+    elif model.lift_report.vocab_file:  # a Hugging Face tokenizer.json: its pieces as vocab.txt
+      vocab_learner.write_vocab(vocab_learner.read_vocab(model.lift_report.vocab_file),
+                                os.path.join(tmp, "vocab.txt"))
+      vocab = ["vocab.txt"]
     if report.pooler:
       np.savez(os.path.join(tmp, POOLER_FILE), **report.pooler)
     with open(os.path.join(tmp, REPORT_FILE), "w", encoding="utf-8") as f:

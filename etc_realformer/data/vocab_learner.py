@@ -11,6 +11,7 @@ from typing import Iterable, Iterator, List
 
 import numpy as np
 
+from etc_realformer.data import hf_tokenizer
 from etc_realformer.data import vocab
 from etc_realformer.io_utils import atomic_write_text
 
@@ -127,15 +128,18 @@ def write_vocab(tokens: Iterable[str], path: str) -> None:
 
 
 def read_vocab(path: str) -> List[str]:
-  """Reads a vocab file: one token per line, the line number is the id.
+  """Reads a vocab file: one token per line, the line number is the id; or a Hugging Face
+  tokenizer.json of a BERT WordPiece model (its pieces in id order, `hf_tokenizer`).
 
   Surrounding whitespace of each line is stripped (as BERT's `load_vocab` does); a trailing
   empty line is not a token.
 
   Raises:
     FileNotFoundError: If `path` does not exist.
-    ValueError: If the file has no token.
+    ValueError: If the file has no token (or is a tokenizer.json of another kind).
   """
+  if hf_tokenizer.is_tokenizer_json(path):
+    return hf_tokenizer.read_wordpiece(path)
   if not os.path.isfile(path):
     raise FileNotFoundError(f"vocab file not found: {path}")
   with open(path, "r", encoding="utf-8") as f:

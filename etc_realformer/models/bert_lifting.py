@@ -57,9 +57,12 @@ import shutil
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
+import safetensors
 import tensorflow as tf
 
+from etc_realformer.data import hf_tokenizer
 from etc_realformer.data import vocab as vocab_ids
+from etc_realformer.data import vocab_learner
 
 PREFIX = "bert"
 CONFIG_NAME = "bert_config.json"
@@ -167,10 +170,14 @@ def is_bert_checkpoint(path: str) -> bool:
 
 
 def find_vocab(path: str) -> Optional[str]:
-  """The WordPiece vocab.txt beside a BERT checkpoint (or in its folder), or None."""
+  """The WordPiece vocabulary beside a BERT checkpoint (or in its folder): vocab.txt, else a
+  Hugging Face tokenizer.json (read by `vocab_learner.read_vocab`); None when neither is there."""
   folder = path if os.path.isdir(path) else os.path.dirname(path)
-  candidate = os.path.join(folder, "vocab.txt")
-  return candidate if os.path.isfile(candidate) else None
+  for name in ("vocab.txt", hf_tokenizer.TOKENIZER_JSON):
+    candidate = os.path.join(folder, name)
+    if os.path.isfile(candidate):
+      return candidate
+  return None
 
 
 def _read_json(path: str) -> Dict:
@@ -235,66 +242,6 @@ def read_hf_config(path: str) -> Dict:
     out["position_offset"] = offset
     out["max_position_embeddings"] = values["max_position_embeddings"] - offset
   return out
-
-
-# safetensors, read with numpy only (the `safetensors` package is not a dependency): 8 bytes
-# little-endian header length, a JSON header {name: {dtype, shape, data_offsets: [begin, end]}}
-# (offsets counted from the end of the header), then the raw little-endian bytes.
-_SAFETENSORS_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4",
-                       "I16": "<i2", "I8": "i1", "U8": "u1", "BOOL": "?"}
-
-
-def read_safetensors_header(path: str) -> Tuple[Dict[str, Dict], int]:
-  """-> ({name: {"dtype", "shape", "data_offsets"}}, byte offset where the data starts)."""
-  with open(path, "rb") as f:
-    head = f.read(8)
-    if len(head) != 8:
-      raise ValueError(f"{path}: not a safetensors file (shorter than 8 bytes).")
-    size = int.from_bytes(head, "little")
-    if size > os.path.getsize(path) - 8:
-      raise ValueError(f"{path}: not a safetensors file (header length {size} past the end).")
-    try:
-      header = json.loads(f.read(size).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-      raise ValueError(f"{path}: not a safetensors file (bad header: {e}).") from None
-  header.pop("__metadata__", None)
-  return header, 8 + size
-
-
-def read_safetensors_tensor(path: str, entry: Dict, data_start: int) -> np.ndarray:
-  """One tensor of a safetensors file as a numpy array (bfloat16 widened to float32)."""
-  begin, end = entry["data_offsets"]
-  shape = tuple(entry["shape"])
-  with open(path, "rb") as f:
-    f.seek(data_start + begin)
-    raw = f.read(end - begin)
-  if entry["dtype"] == "BF16":  # the high half of a float32
-    return (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32).reshape(shape)
-  if entry["dtype"] not in _SAFETENSORS_DTYPES:
-    raise ValueError(f"{path}: tensor dtype {entry['dtype']} is not supported.")
-  return np.frombuffer(raw, _SAFETENSORS_DTYPES[entry["dtype"]]).reshape(shape)
-
-
-def write_safetensors(tensors: Dict[str, np.ndarray], path: str) -> None:
-  """Writes {name: array} as a safetensors file (the dtype of each array is kept)."""
-  codes = {np.dtype(v).newbyteorder("=") if np.dtype(v).itemsize > 1 else np.dtype(v): k
-           for k, v in _SAFETENSORS_DTYPES.items()}
-  header, blobs, offset = {}, [], 0
-  for name in sorted(tensors):
-    array = np.ascontiguousarray(tensors[name])
-    code = codes[array.dtype.newbyteorder("=") if array.dtype.itemsize > 1 else array.dtype]
-    blob = array.astype(_SAFETENSORS_DTYPES[code]).tobytes()
-    header[name] = {"dtype": code, "shape": list(array.shape),
-                    "data_offsets": [offset, offset + len(blob)]}
-    blobs.append(blob)
-    offset += len(blob)
-  text = json.dumps(header).encode("utf-8")
-  text += b" " * (-len(text) % 8)  # the format allows padding the header with spaces
-  with open(path, "wb") as f:
-    f.write(len(text).to_bytes(8, "little"))
-    f.write(text)
-    for blob in blobs:
-      f.write(blob)
 
 
 _HF_EMBEDDINGS = {"word_embeddings.weight": "word_embeddings",
@@ -368,6 +315,18 @@ def open_tf(path: str, config_file: Optional[str] = None) -> BertWeights:
       original={name: name for name in shapes}, skipped=skipped, vocab_file=find_vocab(prefix))
 
 
+def _safe_open(path: str):
+  """The safetensors library's reader of `path` (NumPy arrays), errors naming the file."""
+  try:
+    return safetensors.safe_open(path, framework="numpy")
+  except (OSError, safetensors.SafetensorError) as e:
+    raise ValueError(f"{path}: not a readable safetensors file ({e})") from None
+
+
+def _safetensors_names(path: str) -> List[str]:
+  return list(_safe_open(path).keys())
+
+
 def open_hf(path: str, config_file: Optional[str] = None) -> BertWeights:
   """Hugging Face safetensors files of a BERT or a RoBERTa, with config.json."""
   found = hf_files(path)
@@ -380,16 +339,15 @@ def open_hf(path: str, config_file: Optional[str] = None) -> BertWeights:
     files = {name: os.path.join(os.path.dirname(weights_file), file)
              for name, file in weight_map.items()}
   else:
-    files = None
-  headers = {}
+    files = dict.fromkeys(_safetensors_names(weights_file), weights_file)
+  names = sorted(files)
+  opened = {}
 
-  def entry(name):
-    file = files[name] if files else weights_file
-    if file not in headers:
-      headers[file] = read_safetensors_header(file)
-    return file, headers[file][0][name], headers[file][1]
+  def tensors(file):  # the safetensors library's lazy NumPy view of one file
+    if file not in opened:
+      opened[file] = _safe_open(file)
+    return opened[file]
 
-  names = sorted(files) if files else sorted(read_safetensors_header(weights_file)[0])
   shapes, original, transposed, skipped = {}, {}, set(), []
   offset = config["position_offset"]
   for name in names:
@@ -397,7 +355,7 @@ def open_hf(path: str, config_file: Optional[str] = None) -> BertWeights:
     if google is None:
       skipped.append((name, reason or "not a BERT encoder weight"))
       continue
-    shape = tuple(entry(name)[1]["shape"])
+    shape = tuple(tensors(files[name]).get_slice(name).get_shape())
     if transpose:
       shape = shape[::-1]
       transposed.add(google)
@@ -412,8 +370,8 @@ def open_hf(path: str, config_file: Optional[str] = None) -> BertWeights:
                  "supported by this package's tokenizers (padding must be id 0)")
 
   def read(google):
-    file, item, start = entry(original[google])
-    value = np.asarray(read_safetensors_tensor(file, item, start), np.float32)
+    name = original[google]
+    value = np.asarray(tensors(files[name]).get_tensor(name), np.float32)  # bfloat16 widens
     if google in transposed:
       value = value.T
     if google.endswith("/position_embeddings") and offset:
@@ -544,6 +502,7 @@ class LiftReport:
   global_rows: List[str]                        # what each global-token row holds
   pooler: Optional[Dict[str, np.ndarray]]       # {"kernel" [H, H], "bias" [H]} or None
   notes: List[str]
+  vocab_file: Optional[str] = None              # the BERT's vocab.txt or tokenizer.json
 
   def summary(self, verbose: bool = False) -> str:
     lines = [f"{self.source}: {len(self.mapped)} BERT variables mapped to "
@@ -562,7 +521,7 @@ class LiftReport:
   def to_dict(self) -> Dict:
     return {"source": self.source, "mapped": {n: t for n, t in self.mapped},
             "skipped": {n: r for n, r in self.skipped}, "new": {n: h for n, h in self.new},
-            "global_rows": self.global_rows,
+            "global_rows": self.global_rows, "vocab_file": self.vocab_file,
             "pooler": bool(self.pooler), "notes": self.notes}
 
 
@@ -655,10 +614,10 @@ def _global_rows(weights: BertWeights, table: np.ndarray, mode: str,
     report_rows.append("global-token rows kept as in BERT (global_token_init='keep')")
     return
   if not weights.vocab_file:
-    report_rows.append("no vocab.txt beside the checkpoint: global-token rows kept as in BERT")
+    report_rows.append("no vocab.txt or tokenizer.json beside the checkpoint: global-token "
+                       "rows kept as in BERT")
     return
-  with open(weights.vocab_file, encoding="utf-8") as f:
-    pieces = [line.rstrip("\n").strip() for line in f]
+  pieces = vocab_learner.read_vocab(weights.vocab_file)
   index = {piece: i for i, piece in reversed(list(enumerate(pieces)))}
   for token, piece in sorted(GLOBAL_TOKEN_SOURCES.items()):
     current = pieces[token] if token < len(pieces) else None
@@ -783,6 +742,15 @@ def lift_weights(model, weights: BertWeights, global_token_init: str = "cls") ->
   if abs(eps - PACKAGE_LAYER_NORM_EPS) > 1e-15:
     notes.append(f"the checkpoint's LayerNorm epsilon is {eps:g}; this package's LayerNorms use "
                  f"{PACKAGE_LAYER_NORM_EPS:g}, so outputs differ slightly from the original")
+  config = model.etc_config
+  same_up_to = config.local_radius + 1
+  if config.max_absolute_position_embeddings:
+    same_up_to = min(same_up_to, weights.config["max_position_embeddings"])
+  notes.append(f"with no global tokens this encoder computes BERT's outputs for inputs of up to "
+               f"{same_up_to} pieces (local_radius {config.local_radius}: each long token sees "
+               f"{config.local_radius} pieces on either side; BERT has "
+               f"{weights.config['max_position_embeddings']} positions); longer inputs attend "
+               "within that window and through the global tokens")
   if model.etc_config.residual_attention != "none":
     notes.append(f"residual_attention={model.etc_config.residual_attention!r}: layer 0 "
                  "computes what BERT's does, later layers add the earlier layers' attention "
@@ -791,7 +759,8 @@ def lift_weights(model, weights: BertWeights, global_token_init: str = "cls") ->
   if pooler:
     pooler_values = {key: weights.read(name) for key, name in pooler.items()}
   return LiftReport(source=weights.source, mapped=mapped, skipped=skipped, new=report_new,
-                    global_rows=global_rows, pooler=pooler_values, notes=notes)
+                    global_rows=global_rows, pooler=pooler_values, notes=notes,
+                    vocab_file=weights.vocab_file)
 
 
 def pooled_output(long_output: tf.Tensor, pooler: Dict[str, np.ndarray]) -> tf.Tensor:

@@ -25,6 +25,7 @@ import tensorflow as tf
 from etc_realformer.config import EtcConfig
 from etc_realformer.models import bert_lifting
 from etc_realformer.models import official_checkpoint
+from etc_realformer.training.run_config import FROM_INIT_CHECKPOINT
 
 # Encoder fields a pretrained checkpoint must share with the model it initialises.
 SHAPE_KEYS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
@@ -33,6 +34,61 @@ SHAPE_KEYS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_h
               "share_qkv_projections", "share_kv_projections", "share_feed_forward_params",
               "share_att_output_projection", "use_feed_forward",
               "max_absolute_position_embeddings", "use_pre_activation_order")
+
+
+# What a BERT decides of the encoder (the rest of its layout is fixed by `bert_lifting`).
+BERT_KEYS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+             "intermediate_size", "hidden_act")
+# The layer layout a BERT's weights fill: hidden-sized token table and heads, Post-LN, FF.
+BERT_LAYOUT = {"embedding_size": None, "att_size_per_head": None,
+               "use_pre_activation_order": False, "use_feed_forward": True}
+
+
+def architecture_of(init_checkpoint: str, model_values: Dict) -> Dict:
+  """The EtcConfig fields the checkpoint at `init_checkpoint` decides, to update the run's
+  model values with: SHAPE_KEYS and hidden_act of an official ETC or this package's encoder;
+  BERT_KEYS, BERT_LAYOUT and enough segment rows for a BERT. Positions, window, dropout and
+  residual attention stay the run's (a BERT's positions fill any table length)."""
+  official = official_prefix(init_checkpoint)
+  if official is not None:
+    config = official_checkpoint.read_official_config(official).to_dict()
+    return {key: config[key] for key in SHAPE_KEYS + ("hidden_act",)}
+  if bert_lifting.is_bert_checkpoint(init_checkpoint):
+    bert = bert_lifting.read_bert_config(init_checkpoint)
+    values = {key: bert[key] for key in BERT_KEYS}
+    values.update(BERT_LAYOUT)
+    values["segment_vocab_size"] = max(bert["type_vocab_size"],
+                                       model_values.get("segment_vocab_size", 0))
+    return values
+  prefix = package_prefix(init_checkpoint)
+  config_path = os.path.join(os.path.dirname(prefix), "etc_config.json")
+  if not os.path.exists(config_path):
+    raise FileNotFoundError(f"model.from_init_checkpoint: {prefix} has no etc_config.json "
+                            "beside it to take the architecture from")
+  with open(config_path, encoding="utf-8") as f:
+    config = json.load(f)
+  return {key: config[key] for key in SHAPE_KEYS + ("hidden_act",) if key in config}
+
+
+def model_config_for_run(model_values: Dict, init_checkpoint: str, source: str) -> EtcConfig:
+  """The run's EtcConfig from its model section; with `from_init_checkpoint: true` there, the
+  architecture comes from `init_checkpoint` (`architecture_of`) and the other fields from the
+  section. Errors name the config and the key."""
+  values = dict(model_values)
+  switch = values.pop(FROM_INIT_CHECKPOINT, False)
+  if not isinstance(switch, bool):
+    raise ValueError(f"{source} (model): {FROM_INIT_CHECKPOINT} must be true or false, got "
+                     f"{switch!r}")
+  if switch:
+    if not init_checkpoint:
+      raise ValueError(f"{source} (model): {FROM_INIT_CHECKPOINT} is true but "
+                       "train.init_checkpoint is empty")
+    taken = architecture_of(init_checkpoint, values)
+    changed = {k: v for k, v in taken.items() if values.get(k) != v}
+    values.update(taken)
+    logging.info("model architecture from %s: %s", init_checkpoint,
+                 ", ".join(f"{k}={v!r}" for k, v in sorted(changed.items())) or "as configured")
+  return EtcConfig.from_dict(values, source=f"{source} (model)")
 
 
 def official_prefix(path: str) -> Optional[str]:
@@ -58,17 +114,19 @@ def bert_initializer(path: str, model_config: EtcConfig) -> Callable[[object], N
 
 
 def bert_vocab(path: str) -> Optional[str]:
-  """The vocab.txt of the BERT at `path`, or None when `path` is not a BERT.
+  """The vocab.txt (or Hugging Face tokenizer.json) of the BERT at `path`, or None when `path`
+  is not a BERT.
 
   Raises:
-    FileNotFoundError: a BERT without vocab.txt beside it (e.g. a RoBERTa, whose byte-level
-      BPE vocabulary this package cannot tokenize with).
+    FileNotFoundError: a BERT with neither beside it (e.g. a RoBERTa, whose byte-level BPE
+      vocabulary this package cannot tokenize with).
   """
   if not path or not bert_lifting.is_bert_checkpoint(path):
     return None
   vocab = bert_lifting.find_vocab(path)
   if vocab is None:
-    raise FileNotFoundError(f"init_checkpoint: the BERT at {path} has no vocab.txt beside it; "
+    raise FileNotFoundError(f"init_checkpoint: the BERT at {path} has no vocab.txt or tokenizer.json "
+                            "beside it; "
                             "set train.vocab_file to the WordPiece vocabulary it was trained "
                             "with")
   return vocab

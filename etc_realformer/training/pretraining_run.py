@@ -25,7 +25,6 @@ from typing import Any, Dict, Optional
 import tensorflow as tf
 import tf_keras
 
-from etc_realformer.config import EtcConfig
 from etc_realformer.io_utils import atomic_write_json
 from etc_realformer.data import pretraining_data
 from etc_realformer.data import pretraining_examples as pe
@@ -35,7 +34,7 @@ from etc_realformer.data import tfrecords
 from etc_realformer.models.pretraining import EtcPretrainingModel
 from etc_realformer.training.distribution import Distribution
 from etc_realformer.training import run_config as run_config_lib
-from etc_realformer.training.initialization import make_initializer
+from etc_realformer.training.initialization import make_initializer, model_config_for_run
 from etc_realformer.training.loop import LoopConfig, check_distribution, run_training_loop
 
 
@@ -84,7 +83,9 @@ def run_pretraining(run_config: Dict[str, Any], output_dir: str,
 
 def _run(run_config, output_dir, distribution, verbose, extra_callbacks):
   distribution = distribution or Distribution("none")
-  model_config = EtcConfig.from_dict(dict(run_config["model"]))
+  model_config = model_config_for_run(run_config["model"],
+                                      (run_config.get("train") or {}).get("init_checkpoint", ""),
+                                      "pretraining config")
   train = TrainConfig.from_dict(dict(run_config.get("train") or {}))
   check_distribution(train, distribution)
   global_batch = train.global_batch_size(distribution)

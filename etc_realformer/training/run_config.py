@@ -10,6 +10,11 @@ file (like `model:`), so a config can name files that travel with it, e.g.
 `init_checkpoint: ../../pretrained/tiny_english`; any other path is taken as given.
 
 `--set section.key=value` overrides are applied by the command-line tools with `apply_override`.
+
+One key of the model section is not an EtcConfig field: `from_init_checkpoint: true` (or
+`--set model.from_init_checkpoint=true`) takes the encoder's architecture (sizes, layers, heads,
+vocabulary size, activation) from `train.init_checkpoint` instead of the config
+(`etc_realformer.training.initialization.model_config_for_run`).
 """
 
 import json
@@ -18,6 +23,9 @@ from typing import Any, Dict, Sequence
 
 from etc_realformer import io_utils
 from etc_realformer.config import EtcConfig
+
+# The model-section switch that takes the architecture from train.init_checkpoint.
+FROM_INIT_CHECKPOINT = "from_init_checkpoint"
 
 
 def load_run_config(path: str, sections: Sequence[str]) -> Dict[str, Any]:
@@ -39,7 +47,10 @@ def load_run_config(path: str, sections: Sequence[str]) -> Dict[str, Any]:
     model = EtcConfig.from_file(found).to_dict()
   model = dict(model)
   model.update(raw.get("model_overrides") or {})
+  switch = model.pop(FROM_INIT_CHECKPOINT, None)
   out = {"model": EtcConfig.from_dict(model, source=f"{path} (model)").to_dict()}
+  if switch is not None:
+    out["model"][FROM_INIT_CHECKPOINT] = switch
   for section in sections:
     value = raw.get(section) or {}
     if not isinstance(value, dict):

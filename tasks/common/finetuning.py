@@ -31,7 +31,6 @@ on load; docs/lifting.md).
 """
 
 import dataclasses
-import filecmp
 import hashlib
 import json
 import os
@@ -44,6 +43,7 @@ from absl import logging
 import tf_keras
 
 from etc_realformer.config import EtcConfig
+from etc_realformer.data import hf_tokenizer
 from etc_realformer.data import tfrecords
 from etc_realformer.data import vocab_learner
 from etc_realformer.data.span_tokenization import OffsetTokenizer
@@ -76,7 +76,8 @@ def prepare_vocab(vocab_file: str, learned_vocab_size: int, output_dir: str,
                   reuse_only: bool = False) -> str:
   """Copies `vocab_file` (or learns one from `texts()`) to <output_dir>/vocab.txt; -> its path.
 
-  A SentencePiece model (*.model) is copied to <output_dir>/vocab.model. A vocabulary already
+  A Hugging Face tokenizer.json (a BERT WordPiece model) becomes the vocab.txt of its pieces; a
+  SentencePiece model (*.model) is copied to <output_dir>/vocab.model. A vocabulary already
   learned into output_dir is reused (a resumed run keeps its ids), and a copy that is already
   there with the same content is not written again. Writes are atomic (a worker reading the
   file sees the old or the new one). `reuse_only` (the workers other than the chief): write
@@ -90,12 +91,18 @@ def prepare_vocab(vocab_file: str, learned_vocab_size: int, output_dir: str,
       path = os.path.join(output_dir, "vocab.model")
     if os.path.abspath(vocab_file) == os.path.abspath(path):
       return path
-    if os.path.exists(path) and filecmp.cmp(vocab_file, path, shallow=False):
-      return path
+    if hf_tokenizer.is_tokenizer_json(vocab_file):  # a Hugging Face folder's: its pieces
+      content = "".join(p + "\n" for p in hf_tokenizer.read_wordpiece(vocab_file)).encode()
+    else:
+      with open(vocab_file, "rb") as f:
+        content = f.read()
+    if os.path.exists(path):
+      with open(path, "rb") as f:
+        if f.read() == content:
+          return path
     if reuse_only:
       raise NotPrepared(f"{path}: not yet a copy of {vocab_file}")
-    with open(vocab_file, "rb") as f:
-      atomic_write_bytes(path, f.read())
+    atomic_write_bytes(path, content)
     return path
   if os.path.exists(path):
     return path
@@ -352,7 +359,8 @@ def external_records(patterns: str) -> Dict[str, Any]:
 def parse_task_sections(run_config: Dict[str, Any], feature_cls, train_cls,
                         source: str = "config"):
   """{model, features, train} dicts -> (EtcConfig, feature_cls, train_cls), errors naming keys."""
-  model = EtcConfig.from_dict(dict(run_config["model"]), source=f"{source} (model)")
+  model = initialization.model_config_for_run(
+      run_config["model"], (run_config.get("train") or {}).get("init_checkpoint", ""), source)
   feature_values = dict(run_config.get("features") or {})
   check_known_keys(feature_cls, feature_values, source, "features")
   try:
