@@ -1,7 +1,9 @@
-"""Google's converter outputs for the official-layout fixtures (tests/fixtures/official_features),
-written back as TFRecords the way Google's pipeline writes them, and their lengths as a
-feature config's settings."""
+"""Google's converter outputs for the official-layout fixtures (tests/fixtures/official_features,
+or another folder laid out the same, e.g. tests/fixtures/real_records), written back as
+TFRecords the way Google's pipeline writes them, and their lengths as a feature config's
+settings."""
 
+import gzip as gzip_lib
 import json
 import os
 
@@ -13,13 +15,21 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "official_features")
 
 
-def fixture_examples(task):
+def load_json(folder, name):
+  """A fixture folder's JSON file `name`, or its gzipped copy `name`.gz when only that exists."""
+  path = os.path.join(folder, name)
+  if not os.path.exists(path) and os.path.exists(path + ".gz"):
+    with gzip_lib.open(path + ".gz", "rt", encoding="utf-8") as f:
+      return json.load(f)
+  with open(path, encoding="utf-8") as f:
+    return json.load(f)
+
+
+def fixture_examples(task, root=FIXTURES):
   """[(features dict, kinds dict)] of the fixture's tf.Examples, kinds from settings.json."""
-  folder = os.path.join(FIXTURES, task)
-  with open(os.path.join(folder, "settings.json"), encoding="utf-8") as f:
-    kinds = json.load(f)["feature_kinds"]
-  with open(os.path.join(folder, "features.json"), encoding="utf-8") as f:
-    entries = json.load(f)
+  folder = os.path.join(root, task)
+  kinds = load_json(folder, "settings.json")["feature_kinds"]
+  entries = load_json(folder, "features.json")
   out = []
   for entry in entries:
     values = entry.get("features", entry)
@@ -27,11 +37,11 @@ def fixture_examples(task):
   return out, kinds
 
 
-def write_google_records(task, path, gzip=False):
+def write_google_records(task, path, gzip=False, root=FIXTURES):
   """Writes the fixture entries as Google's pipeline does: one tf.Example each, every feature
   an int64_list, float_list or bytes_list as Google's converter typed it (gzip-compressed, as
   its Beam pipelines write them, when `gzip`)."""
-  examples, kinds = fixture_examples(task)
+  examples, kinds = fixture_examples(task, root)
   with tf.io.TFRecordWriter(path, "GZIP" if gzip else None) as writer:
     for values in examples:
       feature = {}
@@ -50,10 +60,10 @@ def write_google_records(task, path, gzip=False):
   return len(examples)
 
 
-def convert_sets(task):
+def convert_sets(task, root=FIXTURES):
   """The fixture's lengths as {features key: value} (convert_sets.txt)."""
   sets = {}
-  with open(os.path.join(FIXTURES, task, "convert_sets.txt"), encoding="utf-8") as f:
+  with open(os.path.join(root, task, "convert_sets.txt"), encoding="utf-8") as f:
     for line in f:
       if line.strip():
         key, value = line.strip().split("=", 1)

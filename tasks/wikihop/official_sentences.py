@@ -10,7 +10,7 @@ with it (etc_realformer/data/nltk_data, NOTICE.md there); a copy on NLTK's own s
 
 Splitting costs about 0.3 ms per WikiHop example (1.8 MB of text a second on one core), a tenth
 of the rest of the conversion. A hand-written approximation of Punkt's rules was used before
-NLTK was a dependency; on 28 real WikiHop dev records it changed 5 of Google's 14 features, so
+NLTK was a dependency; on 24 real WikiHop dev items it changed 9 of Google's 15 features, so
 it was removed.
 """
 
