@@ -25,6 +25,7 @@ from absl import logging
 import etc_realformer  # pylint: disable=unused-import  (sets TF_USE_LEGACY_KERAS)
 from etc_realformer.data import pretraining_data
 from etc_realformer.data import pretraining_examples as pe
+from etc_realformer.training import determinism
 from etc_realformer.training import distribution as distribution_lib
 from etc_realformer.training import pretraining_run
 from etc_realformer.training import run_config as run_config_lib
@@ -59,7 +60,9 @@ def main(argv):
       run_config["train"]["corpus"] = FLAGS.corpus
     if FLAGS.tfds_data_dir:
       run_config["train"]["tfds_data_dir"] = FLAGS.tfds_data_dir
-    pretraining_run.TrainConfig.from_dict(run_config["train"], FLAGS.config)  # fail early
+    train = pretraining_run.TrainConfig.from_dict(run_config["train"], FLAGS.config)  # fail early
+    if train.deterministic:
+      determinism.enable()  # before TensorFlow's runtime starts
     distribution = distribution_lib.Distribution(FLAGS.distribution)
     if not run_config["train"].get("train_data") and not run_config["train"].get("corpus"):
       data_config = pe.PretrainingDataConfig.from_dict(run_config["data"], FLAGS.config)

@@ -12,6 +12,10 @@ if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
   for _name in ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_name, _threads)
 
+# train.deterministic (the demo configs) needs one inter-op thread, which TensorFlow takes only
+# before its runtime starts (etc_realformer/training/determinism.py).
+os.environ["TF_NUM_INTEROP_THREADS"] = "1"
+
 import numpy as np  # pylint: disable=g-import-not-at-top
 import pytest  # pylint: disable=g-import-not-at-top
 import tf_keras  # pylint: disable=g-import-not-at-top

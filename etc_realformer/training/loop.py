@@ -23,6 +23,7 @@ import tf_keras
 from etc_realformer.dataclass_utils import check_known_keys
 from etc_realformer.training import accumulation
 from etc_realformer.training import callbacks as callbacks_lib
+from etc_realformer.training import determinism
 from etc_realformer.training.distribution import Distribution
 from etc_realformer.training.optimizers import create_optimizer
 from etc_realformer.training.schedules import WarmupLinearDecay
@@ -47,7 +48,8 @@ class LoopConfig:
   mixed_precision: str = ""         # "" | mixed_float16 | mixed_bfloat16
   jit_compile: bool = False
   shuffle_buffer: int = 1000
-  seed: int = 0
+  seed: int = 0                     # initial weights, data order, dropout
+  deterministic: bool = False       # bit-identical runs on CPU (training/determinism.py)
   gradient_accumulation_steps: int = 1  # n > 1: each optimizer step sums the gradients of n
                                     # micro-batches of (batch per replica) / n examples and
                                     # applies their mean once (less memory, same updates);
@@ -135,6 +137,8 @@ def run_training_loop(
   check_distribution(train, distribution)
   global_batch = train.global_batch_size(distribution)
   micro_batches = train.gradient_accumulation_steps
+  if train.deterministic:
+    determinism.enable()
   tf_keras.utils.set_random_seed(train.seed)  # same initial weights on every worker
   if train.mixed_precision:
     tf_keras.mixed_precision.set_global_policy(train.mixed_precision)

@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, Sequence
 from absl import logging
 
 from etc_realformer.io_utils import atomic_write_json
+from etc_realformer.training import determinism
 from etc_realformer.training import run_config as run_config_lib
 
 
@@ -38,14 +39,15 @@ def run_task_demo(task, make_data: Callable[[str], Dict[str, str]], config_path:
     its training metrics and settings, the model config and the prediction files.
   """
   timings: Dict[str, float] = {}
+  run_config = task.load_run_config(config_path)
+  run_config_lib.apply_overrides(run_config, overrides)
+  if run_config["train"].get("deterministic"):
+    determinism.enable()  # before TensorFlow's runtime starts
   with timed(timings, "generate_data"):
     files = make_data(os.path.join(output_dir, "data"))
   train_file, dev_file = files["train"], files["dev"]
   logging.info("step 1/4: data in %s", os.path.dirname(train_file))
-
-  run_config = task.load_run_config(config_path)
   run_config["train"].update(train_file=train_file, dev_file=dev_file)
-  run_config_lib.apply_overrides(run_config, overrides)
   run_dir = os.path.join(output_dir, "run")
   logging.info("step 2/4: fine-tuning (%s steps) in %s",
                run_config["train"].get("num_train_steps"), run_dir)
@@ -74,6 +76,8 @@ def run_task_demo(task, make_data: Callable[[str], Dict[str, str]], config_path:
   summary.update(settings, timings_seconds=timings, in_memory_dev_metrics=finetune.get("dev"),
                  train_metrics={k: v for k, v in finetune.items() if k not in ("dev", "timings")},
                  model=run_config["model"], prediction_file=prediction_file,
+                 seed=run_config["train"].get("seed", 0),
+                 deterministic=bool(run_config["train"].get("deterministic")),
                  prediction_files=predictions)
   atomic_write_json(os.path.join(output_dir, "demo_summary.json"), summary)
   return summary

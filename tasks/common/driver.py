@@ -21,6 +21,7 @@ from absl import flags
 from absl import logging
 
 from etc_realformer.io_utils import atomic_write_json
+from etc_realformer.training import determinism
 from etc_realformer.training import distribution as distribution_lib
 from etc_realformer.training import run_config as run_config_lib
 from tasks.common import finetuning
@@ -91,7 +92,10 @@ def _config(task) -> Dict:
 
 def finetune(task) -> Dict:
   distribution = distribution_lib.Distribution(FLAGS.distribution)
-  metrics = task.run_finetuning(_config(task), FLAGS.output_dir or f"runs/{task.name}",
+  run_config = _config(task)
+  if run_config["train"].get("deterministic"):
+    determinism.enable()  # before TensorFlow's runtime starts
+  metrics = task.run_finetuning(run_config, FLAGS.output_dir or f"runs/{task.name}",
                                 distribution, verbose=FLAGS.verbose)
   return metrics if distribution.is_chief else None
 
@@ -139,6 +143,10 @@ def demo(task) -> Dict:
                           FLAGS.num_train, FLAGS.num_dev, FLAGS.seed, FLAGS.set, FLAGS.verbose,
                           FLAGS.data_style, FLAGS.train_families)
   print(task.demo_report(summary))
+  print(f"\nseeds: data --seed={FLAGS.seed}, training train.seed={summary['seed']}; "
+        + ("deterministic: a rerun of this command prints the same tables"
+           if summary["deterministic"] else "train.deterministic is off: reruns can differ")
+        + "; how much the figures move with the training seed: docs/long_documents.md")
   print("\ntime per step (s):")
   for name, seconds in summary["timings_seconds"].items():
     print(f"  {name:<24}{seconds:8.1f}")

@@ -1,0 +1,62 @@
+"""train.deterministic: the same short fine-tuning run twice gives bit-identical weights,
+metrics and predictions; another seed gives other weights; a process whose TensorFlow already
+runs several inter-op threads gets a clear error instead of silently different runs."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import tensorflow as tf
+
+from synthetic_data import wikihop as synthetic
+from tasks.wikihop.task import TASK
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _run(tmp_path, name, data, seed, predict=True):
+  run_config = TASK.load_run_config(os.path.join(ROOT, "configs", "wikihop", "tiny.yaml"))
+  run_config["train"].update(train_file=data["train"], dev_file=data["dev"], num_train_steps=12,
+                             warmup_steps=2, checkpoint_every=12, log_every=4, seed=seed,
+                             init_checkpoint="", learned_vocab_size=200)
+  assert run_config["train"]["deterministic"] is True  # the demo configs' default
+  out = str(tmp_path / name)
+  metrics = TASK.run_finetuning(run_config, out, verbose=0)
+  reader = tf.train.load_checkpoint(tf.train.latest_checkpoint(os.path.join(out, "checkpoints")))
+  weights = {n: reader.get_tensor(n) for n in reader.get_variable_to_shape_map()
+             if "OPTIMIZER_SLOT" not in n and n != "_CHECKPOINTABLE_OBJECT_GRAPH"}
+  if not predict:
+    return weights, metrics, None
+  prediction = str(tmp_path / f"{name}.json")
+  TASK.predict_file(os.path.join(out, "export"), data["dev"], prediction)
+  with open(prediction, encoding="utf-8") as f:
+    return weights, metrics, f.read()
+
+
+def test_same_seed_same_bits_other_seed_other_weights(tmp_path):
+  data = synthetic.ensure_demo_data(str(tmp_path / "data"), 32, 8, seed=0)
+  first = _run(tmp_path, "a", data, seed=0)
+  again = _run(tmp_path, "b", data, seed=0)
+  other = _run(tmp_path, "c", data, seed=1, predict=False)
+  assert first[0].keys() == again[0].keys() and len(first[0]) > 10
+  for name, value in first[0].items():
+    np.testing.assert_array_equal(value, again[0][name], err_msg=name)
+  metric_keys = [k for k in first[1] if k not in ("seconds", "timings") and "per_second" not in k
+                 and "time" not in k]
+  assert json.dumps({k: first[1][k] for k in metric_keys}, sort_keys=True, default=str) == \
+      json.dumps({k: again[1][k] for k in metric_keys}, sort_keys=True, default=str)
+  assert first[2] == again[2]  # the prediction files
+  assert any(not np.array_equal(value, other[0][name]) for name, value in first[0].items())
+
+
+def test_started_runtime_with_several_inter_op_threads_is_a_clear_error():
+  code = ("import os; os.environ['TF_NUM_INTEROP_THREADS'] = '2'; import etc_realformer; "
+          "import tensorflow as tf; tf.constant(1.0) + 1.0; "
+          "from etc_realformer.training import determinism; determinism.enable()")
+  env = dict(os.environ, TF_NUM_INTEROP_THREADS="2")
+  result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, env=env, check=False)
+  assert result.returncode != 0
+  assert "TF_NUM_INTEROP_THREADS=1" in result.stderr and "train.deterministic" in result.stderr
