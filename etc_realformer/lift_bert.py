@@ -39,6 +39,7 @@ import tensorflow as tf  # pylint: disable=g-bad-import-order
 
 from etc_realformer import checkpoint_conversion  # pylint: disable=g-bad-import-order
 from etc_realformer.data import vocab_learner
+from etc_realformer.models import bert_export
 from etc_realformer.models import bert_lifting
 from etc_realformer.models.encoder import EtcModel
 from etc_realformer.training import run_config as run_config_lib
@@ -120,7 +121,7 @@ def export_main() -> None:
     raise app.UsageError("--export_bert needs --encoder and --output_dir")
   start = time.perf_counter()
   try:
-    report = bert_lifting.export_bert_checkpoint(FLAGS.encoder, FLAGS.output_dir,
+    report = bert_export.export_bert_checkpoint(FLAGS.encoder, FLAGS.output_dir,
                                                  FLAGS.vocab_file)
   except (ValueError, FileNotFoundError) as e:
     raise app.UsageError(str(e)) from None

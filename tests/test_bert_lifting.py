@@ -20,6 +20,7 @@ from etc_realformer import ops
 from etc_realformer.checkpoint_conversion import load_encoder_checkpoint
 from etc_realformer.config import EtcConfig
 from etc_realformer.lift_bert import POOLER_FILE, REPORT_FILE, lift_to_package
+from etc_realformer.models import bert_export
 from etc_realformer.models import bert_lifting
 from etc_realformer.models import official_checkpoint
 from etc_realformer.models.encoder import EtcModel
@@ -459,7 +460,7 @@ def test_export_of_the_lifted_fixture_gives_back_its_checkpoint(tmp_path):
   features, expected = _fixture()
   model = EtcModel.from_bert_checkpoint(FOLDER, **EXACT)
   out_dir = str(tmp_path / "bert")
-  report = bert_lifting.export_bert_checkpoint(model, out_dir,
+  report = bert_export.export_bert_checkpoint(model, out_dir,
                                                vocab_file=os.path.join(FOLDER, "vocab.txt"))
   assert sorted(os.listdir(out_dir)) == sorted(
       ["bert_model.ckpt.index", "bert_model.ckpt.data-00000-of-00001", "bert_config.json",
@@ -497,7 +498,7 @@ def test_export_of_the_lifted_fixture_gives_back_its_checkpoint(tmp_path):
 def test_export_of_tiny_english_lifts_back_to_the_same_long_stream(tmp_path):
   original = load_encoder_checkpoint(os.path.join(TINY_ENGLISH, "encoder"))
   out_dir = str(tmp_path / "bert")
-  report = bert_lifting.export_bert_checkpoint(TINY_ENGLISH, out_dir)
+  report = bert_export.export_bert_checkpoint(TINY_ENGLISH, out_dir)
   with open(os.path.join(out_dir, "bert_config.json")) as f:
     config = json.load(f)
   assert config == {"vocab_size": 2048, "hidden_size": 64, "num_hidden_layers": 2,
@@ -543,16 +544,16 @@ def test_export_refuses_what_berts_format_cannot_express(tmp_path):
   model = EtcModel(config.replace(hidden_act="gelu_exact", use_pre_activation_order=True))
   model.build()
   with pytest.raises(ValueError, match=r"hidden_act 'gelu_exact'.*use_pre_activation_order"):
-    bert_lifting.export_bert_checkpoint(model, str(tmp_path / "bert"))
+    bert_export.export_bert_checkpoint(model, str(tmp_path / "bert"))
   model = EtcModel(config)
   model.build()
   vocab = tmp_path / "big_vocab.txt"
   vocab.write_text("".join(f"w{i}\n" for i in range(config.vocab_size + 1)))
   with pytest.raises(ValueError, match=f"{vocab}: 1001 pieces.*1000 rows"):
-    bert_lifting.export_bert_checkpoint(model, str(tmp_path / "bert"), vocab_file=str(vocab))
+    bert_export.export_bert_checkpoint(model, str(tmp_path / "bert"), vocab_file=str(vocab))
   assert not os.path.exists(tmp_path / "bert")
   with pytest.raises(FileNotFoundError, match="no encoder checkpoint"):
-    bert_lifting.export_bert_checkpoint(str(tmp_path), str(tmp_path / "bert"))
+    bert_export.export_bert_checkpoint(str(tmp_path), str(tmp_path / "bert"))
 
 
 def test_export_command_line_prints_what_is_not_kept(tmp_path):

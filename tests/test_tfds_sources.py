@@ -143,7 +143,7 @@ def test_text_field_of_other_datasets(text_data_dir):
 def test_documents_split_sentences_and_count_skipped_records(text_data_dir):
   whole = _texts(tfds_source.tfds_text_dataset(WIKI, text_data_dir))
   report = corpus.CorpusReport()
-  docs = list(tfds_source.tfds_documents(WIKI, text_data_dir, report, min_sentences=2))
+  docs = list(corpus.tfds_documents(WIKI, text_data_dir, report, min_sentences=2))
   assert len(docs) == 9 and report.documents == 9 and report.sentences == 18 and report.files == 1
   for doc in docs:
     index = int(doc.doc_id.rsplit(":", 1)[1])
@@ -158,7 +158,7 @@ def test_documents_split_sentences_and_count_skipped_records(text_data_dir):
       + [f"tfds:wikipedia/20230601.en:train:{one}: too few sentences (1 < 2)"])
   # Two workers: the same documents between them, each with its record number in the split.
   reports = [corpus.CorpusReport(), corpus.CorpusReport()]
-  halves = [list(tfds_source.tfds_documents(WIKI, text_data_dir, reports[k], 2, 2, k))
+  halves = [list(corpus.tfds_documents(WIKI, text_data_dir, reports[k], 2, 2, k))
             for k in range(2)]
   assert [d.doc_id for d in halves[0] + halves[1]] == [d.doc_id for d in docs]
   assert reports[0].skipped + reports[1].skipped == report.skipped
@@ -189,7 +189,7 @@ def test_unprepared_data_dir_gives_a_clear_error(tmp_path):
   assert "not prepared" in message and empty in message and "tfds build wikipedia" in message
   assert not os.path.exists(os.path.join(empty, "downloads"))  # nothing was downloaded
   with pytest.raises(tfds_source.TfdsNotPreparedError, match="no TFDS dataset 'no_such_corpus'"):
-    tfds_source.tfds_documents("tfds:no_such_corpus/en", empty, corpus.CorpusReport())
+    corpus.tfds_documents("tfds:no_such_corpus/en", empty, corpus.CorpusReport())
   with pytest.raises(FileNotFoundError, match="not prepared"):  # through read_corpus too
     corpus.read_corpus([WIKI], tfds_data_dir=empty)
 

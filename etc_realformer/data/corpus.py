@@ -355,7 +355,7 @@ def read_corpus(paths: Union[PathLike, Iterable[PathLike]],
   Paths are expanded (and missing ones reported) when this is called, before iterating.
   An input starting with "tfds:" is a prepared TensorFlow Datasets source
   ("tfds:<name>/<config>[:<split>]", read from `tfds_data_dir` by
-  `etc_realformer.data.tfds_source.tfds_documents`, which is opened, and its errors raised,
+  `tfds_documents`, which is opened, and its errors raised,
   when this is called; TensorFlow is imported only then).
 
   Args:
@@ -404,15 +404,71 @@ def _sources(paths: List[PathLike], report: CorpusReport, min_sentences: int,
   is_tfds = lambda p: isinstance(p, str) and p.startswith("tfds:")  # pylint: disable=unnecessary-lambda-assignment
   if not any(is_tfds(p) for p in paths):
     return list(expand_paths(paths))
-  from etc_realformer.data import tfds_source  # pylint: disable=g-import-not-at-top
   sources: List[Union[str, Iterator[Document]]] = []
   seen = set()
   for path in paths:
     if is_tfds(path):
-      sources.append(tfds_source.tfds_documents(path, tfds_data_dir, report, min_sentences))
+      sources.append(tfds_documents(path, tfds_data_dir, report, min_sentences))
       continue
     for match in expand_paths(path):
       if os.path.abspath(match) not in seen:
         seen.add(os.path.abspath(match))
         sources.append(match)
   return sources
+
+
+# A TFDS record whose text field holds something else than text (with REASON_EMPTY,
+# REASON_TOO_FEW and REASON_INVALID_UTF8, the reasons `tfds_documents` counts).
+REASON_NOT_STRING = "text field is not a string"
+
+
+def tfds_documents(spec: str, data_dir: Optional[str], report: CorpusReport,
+                   min_sentences: int = 1, num_workers: int = 1, worker_index: int = 0,
+                   text_field: Optional[str] = None) -> Iterator[Document]:
+  """Documents of a prepared TFDS dataset for the offline converter, like `read_corpus`.
+
+  Each record's text is split with `split_sentences` and cleaned with `clean_text`. A record is
+  skipped, counted in `report` under its reason with a message
+  "tfds:<name>/<config>:<split>:<record>: <reason>", when its text is not valid UTF-8 ("invalid
+  utf-8"), has no words ("empty document") or fewer than `min_sentences` sentences ("too few
+  sentences"). Document ids read "tfds:<name>/<config>:<split>:<record>" (0-based record number
+  in the split). The source counts as one of `report.files` and every document is counted in
+  `report.documents` / `report.sentences` (so use this, or `read_corpus`, which calls it for
+  "tfds:" inputs, not both on the same report).
+
+  The dataset is opened, and its errors raised, when this is called (TensorFlow is imported
+  only then); records are read while iterating. Worker sharding, `text_field` and the errors
+  (TfdsNotPreparedError, ValueError) are those of `tfds_source.tfds_text_dataset`; ValueError
+  also for a negative min_sentences.
+  """
+  from etc_realformer.data import tfds_source  # pylint: disable=g-import-not-at-top
+  if min_sentences < 0:
+    raise ValueError(f"min_sentences must be >= 0, got {min_sentences}")
+  field, records = tfds_source.tfds_texts(spec, data_dir, num_workers, worker_index, text_field)
+
+  def documents() -> Iterator[Document]:
+    report.files += 1
+    for where, index, raw in records:
+      if isinstance(raw, bytes):
+        try:
+          text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+          report.skip(where, index, REASON_INVALID_UTF8, f"byte {e.start}")
+          continue
+      elif isinstance(raw, str):
+        text = raw
+      else:
+        report.skip(where, index, REASON_NOT_STRING, f"{field!r} is {type(raw).__name__}")
+        continue
+      sentences = [s for s in (clean_text(s) for s in split_sentences(text)) if s]
+      if not sentences:
+        report.skip(where, index, REASON_EMPTY, f"{field!r} has no words")
+        continue
+      if len(sentences) < min_sentences:
+        report.skip(where, index, REASON_TOO_FEW, f"{len(sentences)} < {min_sentences}")
+        continue
+      report.documents += 1
+      report.sentences += len(sentences)
+      yield Document(f"{where}:{index}", sentences)
+
+  return documents()

@@ -35,7 +35,6 @@ import dataclasses
 import re
 from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
-from etc_realformer.data import corpus
 
 TFDS_PREFIX = "tfds:"
 DEFAULT_SPLIT = "train"
@@ -45,10 +44,6 @@ KNOWN_TEXT_FIELDS = {
     "wikipedia": "text",
     "c4": "text",
 }
-
-# Reasons under which `tfds_documents` counts skipped records (with corpus.REASON_EMPTY and
-# corpus.REASON_TOO_FEW).
-REASON_NOT_STRING = "text field is not a string"
 
 _NAME_RE = re.compile(r"[a-z][a-z0-9_]*\Z")
 _CONFIG_RE = re.compile(r"[\w.\-]+\Z")
@@ -255,7 +250,7 @@ def tfds_text_dataset(spec: str, data_dir: Optional[str], num_workers: int = 1,
   worker's share: with `num_workers` n, worker k reads the k-th of n contiguous, disjoint record
   ranges of the split; the union over k = 0..n-1 is the whole split. Texts are passed through
   unchanged (empty ones included): cleaning, sentence splitting and counting skips are the
-  consumer's job (`tfds_documents` does them for the offline converter).
+  consumer's job (`corpus.tfds_documents` does them for the offline converter).
 
   Args:
     spec: "tfds:<name>/<config>[:<split>]" (see `parse_tfds_spec`).
@@ -279,77 +274,29 @@ def tfds_text_dataset(spec: str, data_dir: Optional[str], num_workers: int = 1,
   return _as_dataset(builder, pieces, field)
 
 
-def tfds_documents(spec: str, data_dir: Optional[str], report: corpus.CorpusReport,
-                   min_sentences: int = 1, num_workers: int = 1, worker_index: int = 0,
-                   text_field: Optional[str] = None) -> Iterator[corpus.Document]:
-  """Documents of a prepared TFDS dataset for the offline converter, like `corpus.read_corpus`.
-
-  Each record's text is split with `corpus.split_sentences` and cleaned with
-  `corpus.clean_text`. A record is skipped, counted in `report` under its reason with a
-  message "tfds:<name>/<config>:<split>:<record>: <reason>", when its text is not valid UTF-8
-  ("invalid utf-8"), has no words ("empty document") or fewer than `min_sentences` sentences
-  ("too few sentences"). Document ids read "tfds:<name>/<config>:<split>:<record>" (0-based
-  record number in the split). The source counts as one of `report.files` and every document
-  is counted in `report.documents` / `report.sentences` (so use this, or `read_corpus`, which
-  calls it for "tfds:" inputs, not both on the same report).
+def tfds_texts(spec: str, data_dir: Optional[str], num_workers: int = 1, worker_index: int = 0,
+               text_field: Optional[str] = None) -> Tuple[str, Iterator[Tuple[str, int, Any]]]:
+  """(text field, iterator over (where, record number, raw value)) of a prepared TFDS split:
+  `where` reads "tfds:<name>/<config>:<split>", the raw value is the record's text field as
+  TFDS gives it (bytes, normally). `corpus.read_corpus` turns them into documents.
 
   The dataset is opened, and its errors raised, when this is called; records are read while
-  iterating. Worker sharding is as in `tfds_text_dataset`.
-
-  Args:
-    spec: "tfds:<name>/<config>[:<split>]".
-    data_dir: the TFDS data directory holding the prepared dataset (None: TFDS's default).
-    report: the `corpus.CorpusReport` to count into.
-    min_sentences: documents with fewer sentences are skipped.
-    num_workers: how many workers share the split.
-    worker_index: this worker, in [0, num_workers).
-    text_field: as in `tfds_text_dataset`.
-
-  Returns:
-    An iterator over the documents in the split's stored order.
+  iterating, in the split's stored order. Worker sharding is as in `tfds_text_dataset`.
 
   Raises:
-    TfdsNotPreparedError, ValueError: as `tfds_text_dataset`; ValueError also for a negative
-      min_sentences.
+    TfdsNotPreparedError, ValueError: as `tfds_text_dataset`.
   """
-  if min_sentences < 0:
-    raise ValueError(f"min_sentences must be >= 0, got {min_sentences}")
   builder, name, config, split = load_prepared_builder(spec, data_dir)
   field = _text_field(builder, spec, name, text_field)
   pieces = _pieces(builder, spec, split, num_workers, worker_index)
   source = _source_name(name, config)
 
-  def documents() -> Iterator[corpus.Document]:
+  def records() -> Iterator[Tuple[str, int, Any]]:
     import tensorflow_datasets as tfds  # pylint: disable=g-import-not-at-top
 
-    report.files += 1
-    records = iter(tfds.as_numpy(_as_dataset(builder, pieces, field)))
+    values = iter(tfds.as_numpy(_as_dataset(builder, pieces, field)))
     for piece in pieces:
-      where = f"{source}:{piece.split}"
       for index in range(piece.start, piece.end):
-        raw = next(records)
-        if isinstance(raw, bytes):
-          try:
-            text = raw.decode("utf-8")
-          except UnicodeDecodeError as e:
-            report.skip(where, index, corpus.REASON_INVALID_UTF8, f"byte {e.start}")
-            continue
-        elif isinstance(raw, str):
-          text = raw
-        else:
-          report.skip(where, index, REASON_NOT_STRING, f"{field!r} is {type(raw).__name__}")
-          continue
-        sentences = [s for s in (corpus.clean_text(s) for s in corpus.split_sentences(text))
-                     if s]
-        if not sentences:
-          report.skip(where, index, corpus.REASON_EMPTY, f"{field!r} has no words")
-          continue
-        if len(sentences) < min_sentences:
-          report.skip(where, index, corpus.REASON_TOO_FEW,
-                      f"{len(sentences)} < {min_sentences}")
-          continue
-        report.documents += 1
-        report.sentences += len(sentences)
-        yield corpus.Document(f"{where}:{index}", sentences)
+        yield f"{source}:{piece.split}", index, next(values)
 
-  return documents()
+  return field, records()
