@@ -183,6 +183,7 @@ def test_finetune_from_the_folder_with_one_switch(minilm, tmp_path):
                                 "num_attention_heads", "intermediate_size", "hidden_act")} == {
       "vocab_size": 30522, "hidden_size": 384, "num_hidden_layers": 6,
       "num_attention_heads": 12, "intermediate_size": 1536, "hidden_act": "gelu_exact"}
+  assert model["max_absolute_position_embeddings"] == 512  # BERT's positions (>= 256 tokens)
   assert model["local_radius"] == 8  # the rest is the config's
   with open(os.path.join(out, "vocab.txt"), encoding="utf-8") as f:
     assert f.read().split("\n")[:-1] == hf_tokenizer.read_wordpiece(

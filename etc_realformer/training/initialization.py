@@ -44,11 +44,12 @@ BERT_LAYOUT = {"embedding_size": None, "att_size_per_head": None,
                "use_pre_activation_order": False, "use_feed_forward": True}
 
 
-def architecture_of(init_checkpoint: str, model_values: Dict) -> Dict:
+def architecture_of(init_checkpoint: str, model_values: Dict, input_length: int = 0) -> Dict:
   """The EtcConfig fields the checkpoint at `init_checkpoint` decides, to update the run's
   model values with: SHAPE_KEYS and hidden_act of an official ETC or this package's encoder;
-  BERT_KEYS, BERT_LAYOUT and enough segment rows for a BERT. Positions, window, dropout and
-  residual attention stay the run's (a BERT's positions fill any table length)."""
+  for a BERT, BERT_KEYS, BERT_LAYOUT, enough segment rows, and absolute positions: a table of
+  at least BERT's rows and `input_length` (the run's longest input), filled with BERT's
+  positions repeated. Window, dropout and residual attention stay the run's."""
   official = official_prefix(init_checkpoint)
   if official is not None:
     config = official_checkpoint.read_official_config(official).to_dict()
@@ -59,6 +60,9 @@ def architecture_of(init_checkpoint: str, model_values: Dict) -> Dict:
     values.update(BERT_LAYOUT)
     values["segment_vocab_size"] = max(bert["type_vocab_size"],
                                        model_values.get("segment_vocab_size", 0))
+    values["max_absolute_position_embeddings"] = max(
+        bert["max_position_embeddings"], input_length,
+        model_values.get("max_absolute_position_embeddings", 0))
     return values
   prefix = package_prefix(init_checkpoint)
   config_path = os.path.join(os.path.dirname(prefix), "etc_config.json")
@@ -70,10 +74,12 @@ def architecture_of(init_checkpoint: str, model_values: Dict) -> Dict:
   return {key: config[key] for key in SHAPE_KEYS + ("hidden_act",) if key in config}
 
 
-def model_config_for_run(model_values: Dict, init_checkpoint: str, source: str) -> EtcConfig:
+def model_config_for_run(model_values: Dict, init_checkpoint: str, source: str,
+                         input_length: int = 0) -> EtcConfig:
   """The run's EtcConfig from its model section; with `from_init_checkpoint: true` there, the
-  architecture comes from `init_checkpoint` (`architecture_of`) and the other fields from the
-  section. Errors name the config and the key."""
+  architecture comes from `init_checkpoint` (`architecture_of`; `input_length`: the run's longest
+  input, long or global) and the other fields from the section. Errors name the config and the
+  key."""
   values = dict(model_values)
   switch = values.pop(FROM_INIT_CHECKPOINT, False)
   if not isinstance(switch, bool):
@@ -83,7 +89,7 @@ def model_config_for_run(model_values: Dict, init_checkpoint: str, source: str) 
     if not init_checkpoint:
       raise ValueError(f"{source} (model): {FROM_INIT_CHECKPOINT} is true but "
                        "train.init_checkpoint is empty")
-    taken = architecture_of(init_checkpoint, values)
+    taken = architecture_of(init_checkpoint, values, input_length)
     changed = {k: v for k, v in taken.items() if values.get(k) != v}
     values.update(taken)
     logging.info("model architecture from %s: %s", init_checkpoint,

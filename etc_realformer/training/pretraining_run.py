@@ -83,9 +83,12 @@ def run_pretraining(run_config: Dict[str, Any], output_dir: str,
 
 def _run(run_config, output_dir, distribution, verbose, extra_callbacks):
   distribution = distribution or Distribution("none")
-  model_config = model_config_for_run(run_config["model"],
-                                      (run_config.get("train") or {}).get("init_checkpoint", ""),
-                                      "pretraining config")
+  data = run_config.get("data") or {}
+  lengths = pe.PretrainingDataConfig.long_seq_len, pe.PretrainingDataConfig.global_seq_len
+  model_config = model_config_for_run(
+      run_config["model"], (run_config.get("train") or {}).get("init_checkpoint", ""),
+      "pretraining config", max(data.get("long_seq_len", lengths[0]),
+                                data.get("global_seq_len", lengths[1])))
   train = TrainConfig.from_dict(dict(run_config.get("train") or {}))
   check_distribution(train, distribution)
   global_batch = train.global_batch_size(distribution)

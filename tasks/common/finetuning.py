@@ -359,14 +359,15 @@ def external_records(patterns: str) -> Dict[str, Any]:
 def parse_task_sections(run_config: Dict[str, Any], feature_cls, train_cls,
                         source: str = "config"):
   """{model, features, train} dicts -> (EtcConfig, feature_cls, train_cls), errors naming keys."""
-  model = initialization.model_config_for_run(
-      run_config["model"], (run_config.get("train") or {}).get("init_checkpoint", ""), source)
   feature_values = dict(run_config.get("features") or {})
   check_known_keys(feature_cls, feature_values, source, "features")
   try:
     feature_config = feature_cls(**feature_values)
   except ValueError as e:
     raise ValueError(f"{source} (features): {e}") from None
+  model = initialization.model_config_for_run(
+      run_config["model"], (run_config.get("train") or {}).get("init_checkpoint", ""), source,
+      max(feature_config.long_seq_len, feature_config.global_seq_len))
   train = train_cls.from_dict(dict(run_config.get("train") or {}), source)
   return model, feature_config, train
 
