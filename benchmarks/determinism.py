@@ -37,7 +37,7 @@ def _one(mode, steps, repeats):
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   import tf_keras  # pylint: disable=g-import-not-at-top
 
-  from etc_realformer import EtcModel  # pylint: disable=g-import-not-at-top
+  from etc_realformer import EtcConfig, EtcModel  # pylint: disable=g-import-not-at-top
   from etc_realformer.training import determinism  # pylint: disable=g-import-not-at-top
   from etc_realformer.training import run_config  # pylint: disable=g-import-not-at-top
 
@@ -47,7 +47,6 @@ def _one(mode, steps, repeats):
   root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
   config = run_config.load_run_config(os.path.join(root, "configs", "hotpotqa", "tiny_long.yaml"),
                                       ("features", "train"))["model"]
-  from etc_realformer.config import EtcConfig  # pylint: disable=g-import-not-at-top
   model = EtcModel(EtcConfig.from_dict(config))
   rng = np.random.default_rng(0)
   batch, long_len, global_len = 8, 2048, 128

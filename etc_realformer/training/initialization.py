@@ -131,10 +131,9 @@ def bert_vocab(path: str) -> Optional[str]:
     return None
   vocab = bert_lifting.find_vocab(path)
   if vocab is None:
-    raise FileNotFoundError(f"init_checkpoint: the BERT at {path} has no vocab.txt or tokenizer.json "
-                            "beside it; "
-                            "set train.vocab_file to the WordPiece vocabulary it was trained "
-                            "with")
+    raise FileNotFoundError(f"init_checkpoint: the BERT at {path} has no vocab.txt or "
+                            "tokenizer.json beside it; set train.vocab_file to the WordPiece "
+                            "vocabulary it was trained with")
   return vocab
 
 
