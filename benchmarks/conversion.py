@@ -13,7 +13,7 @@ uses the short demo generators: NQ pages padded with neutral sentences to --nq_p
 NQ is written as 4 gzipped shards, the others as one file each. Vocabulary: a 2,000-piece
 WordPiece vocabulary learned from each training file (as the demos). Features:
 configs/<task>/tiny.yaml and the real settings (configs/nq/base.yaml: 4096 long / 256 global,
-stride 2048; configs/hotpotqa/etc_base.yaml; configs/wikihop/base.yaml; configs/openkp/base.yaml).
+stride 2048; configs/hotpotqa/etc_base.yaml; configs/wikihop/etc_base.yaml; configs/openkp/etc_base.yaml).
 
 Each (task, features, workers, backend) runs in its own process: `Task.convert_file` into
 --shards shards with 1 or 2 worker processes (spawned). NQ's 4 input files go whole to the 4
@@ -107,7 +107,7 @@ import child_runs  # pylint: disable=g-import-not-at-top,wrong-import-position
 TASKS = ("nq", "hotpotqa", "wikihop", "openkp")
 # task -> (tiny config, the real settings' config), under configs/<task>/
 CONFIGS = {"nq": ("tiny", "base"), "hotpotqa": ("tiny", "etc_base"),
-           "wikihop": ("tiny", "base"), "openkp": ("tiny", "base")}
+           "wikihop": ("tiny", "etc_base"), "openkp": ("tiny", "etc_base")}
 # The real training sets: examples (pages for OpenKP) and how they are stored.
 TRAINING_SETS = {"nq": (307_373, "50 gzipped JSONL shards"),
                  "hotpotqa": (90_447, "one JSON array"),

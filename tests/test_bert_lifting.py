@@ -362,12 +362,11 @@ def test_task_fine_tunes_from_a_bert_folder(tmp_path):
   model = bert_lifting.etc_config_from_bert(bert_lifting.read_bert_config(FOLDER),
                                             local_radius=8, hidden_dropout_prob=0.0,
                                             # BERT's 64 positions, repeated
-                                            max_absolute_position_embeddings=128,
+                                            max_absolute_position_embeddings=256,
                                             attention_probs_dropout_prob=0.0).to_dict()
   run_config = {
       "model": model,
-      "features": {"long_seq_len": 128, "global_seq_len": 64, "max_query_pieces": 8,
-                   "max_candidate_pieces": 4},
+      "features": {"long_seq_len": 256, "global_seq_len": 96, "max_num_sentences": 20},
       "train": {"train_file": data["train"], "dev_file": "", "vocab_file": "",
                 "init_checkpoint": FOLDER, "batch_size": 2, "num_train_steps": 1,
                 "warmup_steps": 0, "learning_rate": 1e-9, "optimizer": "adamw",

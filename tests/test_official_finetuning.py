@@ -23,8 +23,7 @@ def test_wikihop_fine_tunes_from_an_official_checkpoint(tmp_path):
   model.update(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
   run_config = {
       "model": model,
-      "features": {"long_seq_len": 256, "global_seq_len": 96, "max_query_pieces": 16,
-                   "max_candidate_pieces": 4},
+      "features": {"long_seq_len": 256, "global_seq_len": 96, "max_num_sentences": 20},
       "train": {"train_file": data["train"], "dev_file": data["dev"], "vocab_file": "",
                 "init_checkpoint": os.path.join(FOLDER, "model.ckpt"), "batch_size": 4,
                 "num_train_steps": 2, "warmup_steps": 0, "learning_rate": 1e-9,

@@ -35,8 +35,8 @@ STEPS = 6
 TASKS = {
     "hotpotqa": (4, {"long_seq_len": 256, "global_seq_len": 64, "max_question_pieces": 16,
                      "max_title_pieces": 8}, "f1", True),
-    "wikihop": (4, {"long_seq_len": 256, "global_seq_len": 96, "max_query_pieces": 16,
-                    "max_candidate_pieces": 4}, "accuracy", False),
+    "wikihop": (4, {"long_seq_len": 256, "global_seq_len": 96, "max_num_sentences": 20},
+                "accuracy", False),
     "nq": (2, {"long_seq_len": 256, "global_seq_len": 48, "doc_stride": 128,   # 2 windows each
                "max_question_pieces": 24}, "long-best-threshold-f1", True),
     "openkp": (4, {"long_seq_len": 256, "global_seq_len": 64}, "F1@3", True),

@@ -1,16 +1,12 @@
-"""OpenKP reader, layout (token by token), metric and baselines on hand-made pages."""
+"""OpenKP reader, metric and baselines on hand-made pages."""
 
 import json
-import math
 
-import numpy as np
 import pytest
 
 import openkp_fixtures as of
-from etc_realformer.data import vocab
 from tasks.openkp import baselines
 from tasks.openkp import decode
-from tasks.openkp import features as F
 from tasks.openkp import metrics
 from tasks.openkp.data import OpenKpDataError, read_pages
 
@@ -65,45 +61,6 @@ def test_training_skips_and_prediction_keeps(tmp_path):
     read_pages(str(tmp_path / "missing.jsonl"), with_labels=False)
 
 
-def test_layout_token_by_token(tmp_path):
-  page, _ = _page(tmp_path)
-  config = F.OpenKpFeatureConfig(long_seq_len=20, global_seq_len=6)
-  f, info = F.convert_page(page, of.tokenizer(tmp_path), config, with_labels=True)
-  pieces = ["home", "about", "solar", "kettle", "the", "best", "solar", "kettle", "##s", "for",
-            "camping", "buy", "a", "solar", "kettle", "now"]
-  np.testing.assert_array_equal(f["token_ids"][:16], [of.piece_id(p) for p in pieces])
-  assert not f["token_ids"][16:].any()
-  np.testing.assert_array_equal(f["word_ids"], list(range(8)) + [7] + list(range(8, 15))
-                                + [-1] * 4)
-  np.testing.assert_array_equal(f["sentence_ids"][:16], [0, 0, 1, 1] + [2] * 8 + [3] * 4)
-  np.testing.assert_array_equal(f["global_token_ids"], [vocab.SENTENCE_ID] * 4 + [0, 0])
-  assert int(f["num_words"]) == 15
-  visual = f["global_visual_features"]
-  assert visual.shape == (6, 20) and not visual[4:].any()
-  assert visual[1, 8] == pytest.approx(math.log1p(32.0)) and visual[1, 6] == 1
-  assert visual[3, 0] == pytest.approx(-math.log1p(5.0))
-  # First occurrences: "solar kettle" at word 2, "camping" at word 9.
-  np.testing.assert_array_equal(f["label_starts"], [2, 9, -1])
-  np.testing.assert_array_equal(f["label_lengths"], [2, 1, 0])
-  assert info["phrases_labelled"] == 2 and info["words_kept"] == 15
-
-
-def test_truncation_keeps_whole_words_and_elements(tmp_path):
-  page, _ = _page(tmp_path, KeyPhrases=[["kettles"], ["now"], ["buy", "a"]])
-  tok = of.tokenizer(tmp_path)
-  # 8 pieces: the 9th piece is the "##s" of word 7, so word 7 goes entirely.
-  f, info = F.convert_page(page, tok, F.OpenKpFeatureConfig(long_seq_len=8), True)
-  assert int(f["num_words"]) == 7 and (f["word_ids"] >= 0).sum() == 7
-  assert info["phrases_labelled"] == 0 and info["phrases_unlabelled"] == 3
-  # 3 elements: the words of element 3 (11..14) go.
-  f, info = F.convert_page(page, tok, F.OpenKpFeatureConfig(long_seq_len=40,
-                                                            global_seq_len=3), True)
-  assert int(f["num_words"]) == 11 and int(f["global_token_ids"].astype(bool).sum()) == 3
-  np.testing.assert_array_equal(f["label_starts"], [7, -1, -1])    # "buy a" is in element 3
-  np.testing.assert_array_equal(f["label_lengths"], [1, 0, 0])
-  assert info["phrases_unlabelled"] == 2
-
-
 def test_metric_by_hand(tmp_path):
   reference = [{"url": "u1", "KeyPhrases": [["Solar", "Kettle"], ["camping"], []]},
                {"url": "u2", "KeyPhrases": [["a"], ["b"]]},
@@ -140,18 +97,8 @@ def test_metric_by_hand(tmp_path):
     metrics.evaluate([{"KeyPhrases": [["a"]]}], prediction)
 
 
-def test_decode_and_baselines(tmp_path):
+def test_baselines(tmp_path):
   page, _ = _page(tmp_path)
-  logits = np.full((5, 20), -10000.0, np.float32)
-  logits[1, 2] = 5.0    # "Solar Kettle"
-  logits[1, 12] = 4.0   # "Solar Kettle" again (same phrase): skipped
-  logits[0, 9] = 3.0    # "camping"
-  logits[2, 0] = 2.0    # "Home About Solar"
-  logits[0, 14] = 1.0   # "now"
-  logits[0, 0] = 0.5    # "Home"
-  logits[0, 1] = 0.4    # "About": the sixth distinct phrase, not returned
-  assert decode.top_phrases(page, logits) == [["Solar", "Kettle"], ["camping"],
-                                              ["Home", "About", "Solar"], ["now"], ["Home"]]
   assert baselines.first_words([page])[page.url] == [["Home"], ["About"], ["Solar"],
                                                      ["Kettle"], ["the"]]
   top = baselines.frequent_ngrams([page])[page.url]

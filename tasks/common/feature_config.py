@@ -59,6 +59,9 @@ class FeatureConfig:
 
   def __post_init__(self):
     check_int_fields(self)
+    if self.layout == PACKAGE_LAYOUT and PACKAGE_LAYOUT not in self.layouts:
+      raise ValueError(f"layout: {self.layout!r} was removed for {type(self).__name__}: the task "
+                       "has one layout, Google's features; delete the key")
     if self.layout not in self.layouts:
       raise ValueError(f"layout: {self.layout!r} is not one of {', '.join(self.layouts)} "
                        f"for {type(self).__name__}")

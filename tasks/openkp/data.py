@@ -49,7 +49,7 @@ class OpenKpPage:
   words: List[str]
   elements: List[Element]                    # in word order, covering every word
   key_phrases: Optional[List[List[str]]] = None
-  # The decoded JSON line, for the official layout's converter (tasks/openkp/official.py),
+  # The decoded JSON line, for the converter (tasks/openkp/features.py),
   # which reads the raw VDOM and KeyPhrases as Google's code does.
   record: Optional[dict] = dataclasses.field(default=None, repr=False, compare=False)
 

@@ -1,42 +1,73 @@
-"""OpenKP model outputs -> the leaderboard's JSONL lines {"url", "KeyPhrases": [[words], ...]}."""
+"""OpenKP model outputs -> the leaderboard's JSONL lines, as Google's prediction code picks the
+phrases (etcmodel/models/openkp/eval_utils.py and run_finetuning.py, `_process_prediction`).
 
-from typing import Dict, List, Sequence
+Rules:
+  1. ngram_logits [5, L]: cell (n - 1, s) scores the n words starting at word s. The
+     `max_position_predictions` (100) highest cells are taken, best first. Cells masked to
+     -10000 (phrases past the input) are not excluded: on a short page they fill the list
+     after the real ones.
+  2. Each cell becomes the words s .. s+n-1 of the page's `text.split(' ')`, joined by one
+     space and lower-cased. A slice past the end of the text is shortened (or empty); an empty
+     phrase is skipped. Word indices count the VDOM elements' words, which are the text's when
+     the elements tile it.
+  3. Phrases are de-duplicated in order; the first 5 (`max_kp_predictions`) are the prediction.
+  4. The prediction line is {"url": url, "KeyPhrases": [[phrase], ...]}: each phrase one string.
+
+Ties: Google takes the top cells with numpy's argpartition (which of several equal logits it
+keeps is unspecified) and then sorts them stably by logit; here equal logits are ordered by
+their flat index (n first, then the start word), so the -10000 cells come 1-grams first, left
+to right. With fewer than 100 cells (long length < 20) all are taken (Google's argpartition
+would fail).
+"""
+
+from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
 from tasks.openkp.data import OpenKpPage
-from tasks.openkp.features import phrase_key
 
 OUTPUT_NAMES = ("ngram_logits",)
-TOP_K = 5
+MAX_POSITION_PREDICTIONS = 100
+MAX_KP_PREDICTIONS = 5
 
 
-def top_phrases(page: OpenKpPage, ngram_logits: np.ndarray, k: int = TOP_K) -> List[List[str]]:
-  """The k best-scoring distinct phrases (compared as the metric does), each a list of words.
+def top_positions(ngram_logits: np.ndarray, max_predictions: int = MAX_POSITION_PREDICTIONS
+                  ) -> List[Tuple[int, int, float]]:
+  """(start word, phrase length, logit) of the best `max_predictions` cells, best first."""
+  logits = np.asarray(ngram_logits)
+  if logits.ndim != 2:
+    raise ValueError(f"ngram_logits: expected [max_ngram, length], got shape {logits.shape}")
+  flat = logits.reshape(-1)
+  order = np.lexsort((np.arange(flat.size), -flat.astype(np.float64)))[:max_predictions]
+  width = logits.shape[1]
+  return [(int(cell % width), int(cell // width) + 1, float(flat[cell])) for cell in order]
 
-  ngram_logits [N, W]: cell (n - 1, s) scores words s..s+n-1. Cells past the input are -10000
-  and never chosen; phrases with an empty word (two spaces in the text) are skipped.
-  """
-  num_n, width = ngram_logits.shape
-  flat = ngram_logits.reshape(-1)
-  order = np.argsort(-flat, kind="stable")
-  chosen, seen = [], set()
-  for cell in order:
-    if flat[cell] <= -10000.0 or len(chosen) == k:
-      break
-    n, start = divmod(int(cell), width)
-    words = page.words[start:start + n + 1]
-    if len(words) != n + 1 or not all(words):
+
+def key_phrases(words: Sequence[str], positions: Sequence[Tuple[int, int, float]],
+                max_predictions: int = MAX_KP_PREDICTIONS) -> List[str]:
+  """Rules 2 and 3: positions (best first) -> up to `max_predictions` distinct phrases."""
+  phrases: List[str] = []
+  for start, length, _ in positions:
+    if length <= 0:
       continue
-    key = phrase_key(words)
-    if key not in seen:
-      seen.add(key)
-      chosen.append(list(words))
-  del num_n
-  return chosen
+    phrase = " ".join(words[start:start + length]).lower()
+    if not phrase:
+      continue
+    if phrase not in phrases:
+      phrases.append(phrase)
+    if len(phrases) >= max_predictions:
+      break
+  return phrases
+
+
+def page_prediction(url: str, text: str, ngram_logits: np.ndarray) -> dict:
+  """One prediction line for a page (rules 1-4)."""
+  return {"url": url,
+          "KeyPhrases": [[p] for p in key_phrases(text.split(" "), top_positions(ngram_logits))]}
 
 
 def prediction_lines(pages: Sequence[OpenKpPage], chosen: Dict[str, List[List[str]]]
                      ) -> List[dict]:
-  """One line per page (input order); a page with nothing chosen gets an empty list."""
+  """One line per page (input order) from {url: phrases, each a list of words}; a page with
+  nothing chosen gets an empty list (the baselines' predictions)."""
   return [{"url": p.url, "KeyPhrases": chosen.get(p.url, [])} for p in pages]

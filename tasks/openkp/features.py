@@ -1,228 +1,405 @@
-"""OpenKP page -> ETC features (docs/task_layouts.md, "OpenKP").
+"""OpenKP pages -> the features Google's ETC converter writes (the one layout of this task).
 
-Layout of one page:
-  global: one SENTENCE token (id 1) per VDOM element, in order, up to `global_seq_len`.
-  long:   the word pieces of the page text, up to `long_seq_len`; pieces of one word stay
-          together (a word that does not fit whole is left out, with everything after it).
-  sentence_ids [L]: the element owning each piece (its word's element).
-  word_ids [L]: the word of each piece (words numbered from 0), -1 on padding.
-  num_words: how many words are in the input (words 0..num_words-1; an empty word, from two
-    spaces in a row, has no piece and is never part of a predicted phrase).
-  global_visual_features [G, 20] float: each element's visual features, squashed so that pixel
-    sizes and flags have similar ranges: sign(v) * log1p(|v|) for x, width, y, height and font
-    size (of the element and of its parent), flags as they are. The model adds a projection of
-    these to the element's global embedding and to the embeddings of the element's pieces.
+Google's converter (etcmodel/models/openkp/generate_examples_lib.py, VDOM mode, run by
+generate_examples.py) makes one tf.Example per page line. This module computes the same
+features, under the same names, with the same values and lengths, from the raw JSON record:
 
-Labels (training): the first occurrence (case-insensitive, whole words, inside the input) of
-each key phrase of at most `max_phrase_words` words, as `label_starts` / `label_lengths`
-[max_key_phrases] (-1 / 0 where there is none).
+  url_code_points [U]            the url's Unicode code points, -1 padding (U = url_max_code_points)
+  label_start_idx [3]            first word of each key phrase found, -1 padding
+  label_phrase_len [3]           its number of words, -1 padding
+  long_token_ids [L]             word pieces of the kept VDOM elements' words, 0 padding
+  long_word_idx [L]              word of each piece (words of the elements, counted from 0)
+  long_vdom_idx [L]              element (= global token) of each piece
+  long_input_mask [L]            1 on pieces
+  long_word_input_mask [L]       1 on the first num_words positions (one per word, pieces or not)
+  long_word_first_occurrence [5 * L]   row k-1: for each word position i, where the k-gram
+                                 starting at i first occurs (see `_first_occurrences`)
+  global_token_ids [G]           1 everywhere, padding included
+  global_input_mask [G]          1 on the kept elements
+  global_{x_coords, y_coords, widths, heights} [G] float32, and global_parent_* of the same
+  global_font_ids, global_parent_font_ids [G]      font size -> id (`font_id`)
+  global_{block, inline, heading, leaf, bold}_indicator [G], global_parent_{heading, leaf,
+    bold}_indicator [G]          the element's (parent's) flags as 0/1
+
+Google's rules, reproduced here (its quirks included):
+  - The words are those of the VDOM elements' `text`, each split on single spaces; the page's
+    `text` is not read (decoding maps word indices to `text.split(' ')`, which is the same
+    list when the elements tile the text). Every word is tokenized on its own.
+  - Elements are taken in file order until one would pass `global_max_length` elements or
+    `long_max_length` pieces; it and everything after it are dropped.
+  - A key phrase is its words joined by spaces, lower-cased; the distinct phrases are searched
+    in sorted order inside each kept element (never across two), whole words only, in element
+    order; each phrase is labelled at its first occurrence. A page with key phrases none of
+    which is found, or with more than 3 found, fails (Google asserts). An empty KeyPhrases
+    list also fails.
+  - label_phrase_len counts the spaces of the joined phrase minus one, so a phrase longer than
+    kp_max_length words is still labelled (the loss then ignores it).
+  - Every element is checked as Google's attrs classes do, also those past the truncation:
+    x, width, y, height must be JSON floats (an integer such as 158 fails), flags must be 0 or
+    1, the font size is rounded half to even; `Id`, `start_idx`, `end_idx` must be integers
+    and `text` a string. `start_idx` / `end_idx` are not used otherwise.
+  - Pages whose conversion fails are Google's "parse failures": no tf.Example. Here they raise
+    `OfficialConversionError` (a ValueError naming the field) and the caller counts them.
+  - Float features are float32 (the tf.Example's float_list).
+
+Only VDOM mode is implemented (Google's `fixed_block_len` mode is not).
 """
 
+import collections
 import dataclasses
-import itertools
-from typing import Dict, List, Optional, Sequence, Tuple
+import json
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from etc_realformer.data import vocab
-from etc_realformer.data.span_tokenization import OffsetTokenizer
 from tasks.common import feature_config
-from tasks.openkp.data import NUM_VISUAL_FEATURES, OpenKpPage
 
-MODEL_FEATURES = ("token_ids", "sentence_ids", "global_token_ids", "word_ids", "num_words")
-FLOAT_FEATURES = ("global_visual_features",)
-LABEL_FEATURES = ("label_starts", "label_lengths")
-# Positions (0-based) of the continuous features among the 20: x, width, y, height, font_size
-# of the element (1-10) and of its parent (11-20).
-_CONTINUOUS = [0, 1, 2, 3, 8, 10, 11, 12, 13, 18]
+NUM_LABELS = 3                 # Google's converter always writes 3 label slots
+GLOBAL_TOKEN_ID = 1            # every global token, with WordPiece and SentencePiece alike
+# A font size <= FONT_SIZE_CUTOFFS[i] gets id i (the first such i); larger sizes get the last id.
+FONT_SIZE_CUTOFFS = (0,) + tuple(range(8, 25)) + (29, 34, 39, 44, 49)
+FONT_ID_VOCAB_SIZE = len(FONT_SIZE_CUTOFFS) + 1   # 24
+
+# The 20 floats of a VDOM element: 10 of the element, then 10 of its parent, each in this order.
+VDOM_FIELDS = ("x_coord", "width", "y_coord", "height", "is_block", "is_inline", "is_heading",
+               "is_leaf", "font_size", "is_bold")
+_COORDINATES = ("x_coord", "width", "y_coord", "height")
+_FLAGS = ("is_block", "is_inline", "is_heading", "is_leaf", "is_bold")
+
+DENSE_FEATURES = ("global_x_coords", "global_y_coords", "global_widths", "global_heights",
+                  "global_parent_x_coords", "global_parent_y_coords", "global_parent_widths",
+                  "global_parent_heights")
+INDICATOR_FEATURES = ("global_block_indicator", "global_inline_indicator",
+                      "global_heading_indicator", "global_leaf_indicator",
+                      "global_bold_indicator", "global_parent_heading_indicator",
+                      "global_parent_leaf_indicator", "global_parent_bold_indicator")
+FONT_FEATURES = ("global_font_ids", "global_parent_font_ids")
+# (feature, which element (own or parent), field) of every visual feature, in Google's order.
+_VISUAL = (
+    ("global_x_coords", 0, "x_coord"), ("global_y_coords", 0, "y_coord"),
+    ("global_widths", 0, "width"), ("global_heights", 0, "height"),
+    ("global_font_ids", 0, "font_size"), ("global_block_indicator", 0, "is_block"),
+    ("global_inline_indicator", 0, "is_inline"), ("global_heading_indicator", 0, "is_heading"),
+    ("global_leaf_indicator", 0, "is_leaf"), ("global_bold_indicator", 0, "is_bold"),
+    ("global_parent_x_coords", 1, "x_coord"), ("global_parent_y_coords", 1, "y_coord"),
+    ("global_parent_widths", 1, "width"), ("global_parent_heights", 1, "height"),
+    ("global_parent_font_ids", 1, "font_size"),
+    ("global_parent_heading_indicator", 1, "is_heading"),
+    ("global_parent_leaf_indicator", 1, "is_leaf"),
+    ("global_parent_bold_indicator", 1, "is_bold"))
+FLOAT_FEATURES = DENSE_FEATURES
+
+# Every feature Google writes, in its order (OpenKpEtcFeatures), with its length's name:
+# "url" (url_max_code_points), "labels" (3), "long", "first" (kp_max_length * long), "global".
+FEATURE_AXES = collections.OrderedDict(
+    [("url_code_points", "url"), ("label_start_idx", "labels"), ("label_phrase_len", "labels"),
+     ("long_token_ids", "long"), ("long_word_idx", "long"), ("long_vdom_idx", "long"),
+     ("long_input_mask", "long"), ("long_word_input_mask", "long"),
+     ("long_word_first_occurrence", "first"), ("global_token_ids", "global"),
+     ("global_input_mask", "global")] + [(name, "global") for name, _, _ in _VISUAL])
+LABEL_FEATURES = ("label_start_idx", "label_phrase_len")
+# What the model reads (Google's run_finetuning input_fn with visual features, less
+# url_code_points): the int features, then the float ones.
+MODEL_INT_FEATURES = ("long_token_ids", "long_word_idx", "long_vdom_idx", "long_input_mask",
+                      "long_word_input_mask", "global_token_ids", "global_input_mask",
+                      *FONT_FEATURES, *INDICATOR_FEATURES)
+MODEL_FEATURES = MODEL_INT_FEATURES + DENSE_FEATURES
 
 
 @dataclasses.dataclass
 class OpenKpFeatureConfig(feature_config.FeatureConfig):
-  """Lengths of the converted features (long_seq_len 4096).
-
-  layout "package": this module's features; "official": Google's (tasks/openkp/official.py),
-  where max_phrase_words is Google's kp_max_length, url_max_code_points its
-  url_max_code_points, and max_key_phrases must be 3 (Google's converter always writes 3
-  label slots).
-  """
+  """The `features:` section, Google's flags of the same meaning: long_seq_len and
+  global_seq_len (generate_examples.py --long_max_length, --global_max_length),
+  max_phrase_words (run_finetuning.py --kp_max_length), max_key_phrases (--num_labels: the
+  converter always writes 3 label slots) and url_max_code_points (--url_max_code_points)."""
   global_seq_len: int = 512
   max_phrase_words: int = 5
-  max_key_phrases: int = 3
-  url_max_code_points: int = 1000   # official layout only: length of url_code_points
+  max_key_phrases: int = NUM_LABELS
+  url_max_code_points: int = 1000
+  layout: str = feature_config.OFFICIAL_LAYOUT
 
-  layouts = (feature_config.PACKAGE_LAYOUT, feature_config.OFFICIAL_LAYOUT)
+  layouts = (feature_config.OFFICIAL_LAYOUT,)
 
   def check(self) -> None:
-    if self.layout == feature_config.OFFICIAL_LAYOUT and self.max_key_phrases != 3:
-      raise ValueError(f"max_key_phrases: the official layout has 3 label slots, got "
-                       f"{self.max_key_phrases}")
+    if self.max_key_phrases != NUM_LABELS:
+      raise ValueError(f"max_key_phrases: Google's converter writes {NUM_LABELS} label slots, "
+                       f"got {self.max_key_phrases}")
 
 
-def feature_lengths(config: OpenKpFeatureConfig) -> Dict[str, int]:
-  """Length of every stored int feature (0 = a scalar)."""
-  return {"token_ids": config.long_seq_len, "sentence_ids": config.long_seq_len,
-          "word_ids": config.long_seq_len, "num_words": 0,
-          "global_token_ids": config.global_seq_len,
-          "label_starts": config.max_key_phrases, "label_lengths": config.max_key_phrases}
+class OfficialConversionError(ValueError):
+  """A page Google's converter would not turn into a tf.Example; `reason` groups the count."""
+
+  def __init__(self, reason: str, field: str, detail: str):
+    super().__init__(f"field '{field}': {detail}")
+    self.reason, self.field, self.detail = reason, field, detail
 
 
-def float_shapes(config: OpenKpFeatureConfig) -> Dict[str, tuple]:
-  return {"global_visual_features": (config.global_seq_len, NUM_VISUAL_FEATURES)}
+@dataclasses.dataclass
+class OfficialSettings:
+  """Google's EtcFeaturizationConfig fields that change the features."""
+  long_max_length: int = 4096
+  global_max_length: int = 512
+  url_max_code_points: int = 1000
+  kp_max_length: int = 5
+
+  @classmethod
+  def from_feature_config(cls, config) -> "OfficialSettings":
+    return cls(config.long_seq_len, config.global_seq_len, config.url_max_code_points,
+               config.max_phrase_words)
+
+  def lengths(self) -> Dict[str, int]:
+    """{feature: length} of every feature written."""
+    sizes = {"url": self.url_max_code_points, "labels": NUM_LABELS,
+             "long": self.long_max_length, "first": self.kp_max_length * self.long_max_length,
+             "global": self.global_max_length}
+    return {name: sizes[axis] for name, axis in FEATURE_AXES.items()}
 
 
-def squash_visual(features: List[float]) -> np.ndarray:
-  """Raw 20 visual features -> the model's [20] float32 input (see the module docstring)."""
-  return squash_visual_rows(np.asarray(features, np.float32)[None])[0]
+@dataclasses.dataclass
+class VdomElement:
+  text: str
+  own: Dict[str, Any]        # VDOM_FIELDS -> float (coordinates), bool (flags), int (font size)
+  parent: Dict[str, Any]
 
 
-def squash_visual_rows(rows: np.ndarray) -> np.ndarray:
-  """`squash_visual` of every row of [E, 20] float32 raw features -> [E, 20] float32.
-
-  The sizes go through float64, sign(v) * log1p(|v|), then back to float32, as one value at a
-  time through `math` would.
-  """
-  out = np.array(rows, np.float32)
-  sizes = out[:, _CONTINUOUS].astype(np.float64)           # [E, len(_CONTINUOUS)]
-  out[:, _CONTINUOUS] = np.copysign(np.log1p(np.abs(sizes)), sizes)
-  return out
+@dataclasses.dataclass
+class OfficialPage:
+  """What the converter reads of a record."""
+  url: str
+  text: str                                  # the page text (for decoding only)
+  elements: List[VdomElement]
+  key_phrases: Optional[List[List[str]]]     # None: the record has no KeyPhrases
 
 
-def word_pieces(page: OpenKpPage, tokenizer: OffsetTokenizer) -> Tuple[List[int], np.ndarray]:
-  """(piece ids, [pieces] word index of each piece) of the page's text."""
-  return word_pieces_many([page], tokenizer)[0]
+def font_id(font_size: int) -> int:
+  """Google's font-size bucket: 0 for <= 0, 1..17 for 8..24, then <= 29, 34, 39, 44, 49, more."""
+  for i, cutoff in enumerate(FONT_SIZE_CUTOFFS):
+    if font_size <= cutoff:
+      return i
+  return len(FONT_SIZE_CUTOFFS)
 
 
-def word_pieces_many(pages: Sequence[OpenKpPage], tokenizer: OffsetTokenizer
-                     ) -> List[Tuple[List[int], np.ndarray]]:
-  """`word_pieces` of every page, with one tokenizer call for all of them."""
-  texts = [" ".join(p.words) for p in pages]
-  out = []
-  for page, text, pieces in zip(pages, texts, tokenizer.tokenize_many(texts)):
-    starts = _word_starts(page.words, text)   # [words] the character where each word starts
-    out.append((pieces.ids, np.searchsorted(starts, np.asarray(pieces.starts, np.int64),
-                                            side="right") - 1))
-  return out
+def _flag(value, field: str) -> bool:
+  if isinstance(value, (int, float)) and value == 0.0:
+    return False
+  if isinstance(value, (int, float)) and value == 1.0:
+    return True
+  raise OfficialConversionError("bad VDOM feature", field, f"expected 0.0 or 1.0, got {value!r}")
 
 
-def _word_starts(words: List[str], text: str) -> np.ndarray:
-  """[words] the character of `text` (the words joined by single spaces) where each starts:
-  0 and one past each space (read from the text's code points), unless a word holds a space."""
-  codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)   # [characters]
-  starts = np.flatnonzero(codes == ord(" ")) + 1
-  if words and len(starts) + 1 == len(words):
-    return np.concatenate([[0], starts])
-  widths = np.fromiter(map(len, words), np.int64, len(words)) + 1
-  return np.cumsum(widths) - widths
-
-
-def phrase_key(words) -> str:
-  """A phrase as the metric compares it: words lower-cased, joined by one space."""
-  return " ".join(w.lower() for w in words if w)
-
-
-def first_occurrences(words: List[str], phrases: List[List[str]], max_words: int
-                      ) -> List[Tuple[int, int]]:
-  """(start word, length) of the first occurrence of each phrase in `words`, (-1, 0) if none."""
-  lowered = None
-  out = []
-  for phrase in phrases:
-    target = [w.lower() for w in phrase if w]
-    found = (-1, 0)
-    if 0 < len(target) <= max_words:
-      if lowered is None:
-        lowered = _lowered(words)
-      n, first = len(target), target[0]
-      start, stop = 0, len(lowered) - n + 1   # candidate starts: [start, stop)
-      while start < stop:
-        try:
-          start = lowered.index(first, start, stop)
-        except ValueError:
-          break
-        if lowered[start:start + n] == target:
-          found = (start, n)
-          break
-        start += 1
-    out.append(found)
-  return out
-
-
-def _lowered(words: List[str]) -> List[str]:
-  """[w.lower() for w in words], lower-casing the words joined by spaces in one call when that
-  is the same: str.lower reads no context but a capital sigma's (final or not), and a space
-  ends that context; words holding a space take the word-by-word way."""
-  text = " ".join(words)
-  if "\u03a3" not in text:
-    lowered = text.lower().split(" ")
-    if len(lowered) == len(words):
-      return lowered
-  return [w.lower() for w in words]
-
-
-def _element_of_word(page: OpenKpPage) -> np.ndarray:
-  """[words] the index of the element owning each word (0 where none does)."""
-  bounds = [(element.start, element.end) for element in page.elements]
-  lengths = [end - start for start, end in bounds]
-  if (bounds and bounds[0][0] == 0 and bounds[-1][1] == len(page.words) and min(lengths) >= 0
-      and all(end == following for (_, end), (following, _) in zip(bounds, bounds[1:]))):
-    # Elements side by side over all the words (as `data.parse_vdom` leaves them).
-    return np.repeat(np.arange(len(bounds), dtype=np.int64), lengths)
-  element_of_word = np.zeros(len(page.words), np.int64)
-  for e, (start, end) in enumerate(bounds):
-    element_of_word[start:end] = e
-  return element_of_word
-
-
-def convert_page(page: OpenKpPage, tokenizer: OffsetTokenizer, config: OpenKpFeatureConfig,
-                 with_labels: bool, pieces: Optional[Tuple[List[int], np.ndarray]] = None
-                 ) -> Tuple[Dict[str, np.ndarray], dict]:
-  """One page -> (features, info: words kept, elements kept, phrases labelled/unlabelled).
-  `pieces`: the page's `word_pieces` when already tokenized (`word_pieces_many`)."""
-  long_len, global_len = config.long_seq_len, config.global_seq_len
-  ids, piece_words = pieces if pieces is not None else word_pieces(page, tokenizer)
-  element_of_word = _element_of_word(page)
-  # Words kept: those of the first `global_len` elements whose pieces all fit `long_len`.
-  num_words = len(page.words)
-  if len(page.elements) > global_len:
-    num_words = page.elements[global_len].start
-  if len(ids) > long_len:
-    num_words = min(num_words, int(piece_words[long_len]))   # the word cut at the boundary goes
-  kept = int(np.searchsorted(piece_words, num_words, side="left"))   # pieces of words < num_words
-
-  f = {name: np.zeros([n], np.int64) if n else np.int64(0)
-       for name, n in feature_lengths(config).items()}
-  f["token_ids"][:kept] = ids[:kept]
-  f["word_ids"][:] = -1
-  f["word_ids"][:kept] = piece_words[:kept]
-  f["sentence_ids"][:kept] = element_of_word[piece_words[:kept]]
-  f["num_words"] = np.int64(num_words)
-  visual = np.zeros([global_len, NUM_VISUAL_FEATURES], np.float32)
-  num_elements = min(len(page.elements), global_len)
-  if num_elements:
-    rows = [element.features for element in page.elements[:num_elements]]
-    if all(len(row) == NUM_VISUAL_FEATURES for row in rows):
-      raw = np.fromiter(itertools.chain.from_iterable(rows), np.float32,
-                        num_elements * NUM_VISUAL_FEATURES).reshape([num_elements, -1])
+def _vdom_features(floats: Sequence[Any], field: str) -> Dict[str, Any]:
+  """10 raw numbers -> {VDOM_FIELDS: value}, checked as Google's VdomFeatures does."""
+  if len(floats) != len(VDOM_FIELDS):
+    raise OfficialConversionError("bad VDOM feature", field,
+                                  f"expected {len(VDOM_FIELDS)} numbers, got {len(floats)}")
+  out = {}
+  for name, value in zip(VDOM_FIELDS, floats):
+    where = f"{field} ({name})"
+    if name in _COORDINATES:
+      if not isinstance(value, float):
+        raise OfficialConversionError("bad VDOM feature", where,
+                                      f"expected a float (e.g. 12.0), got {value!r}")
+      out[name] = value
+    elif name == "font_size":
+      try:
+        out[name] = round(value)   # Python's round: half to even, as Google's converter
+      except (TypeError, ValueError, OverflowError) as e:
+        raise OfficialConversionError("bad VDOM feature", where, f"{value!r}: {e}") from None
     else:
-      raw = np.asarray(rows, np.float32)   # [elements, 20]; raises on a ragged row
-    visual[:num_elements] = squash_visual_rows(raw)
-  f["global_token_ids"][:num_elements] = vocab.SENTENCE_ID
-  f["global_visual_features"] = visual
-  info = {"words": len(page.words), "words_kept": num_words, "elements": len(page.elements),
-          "elements_kept": num_elements, "phrases_labelled": 0, "phrases_unlabelled": 0}
-  f["label_starts"][:] = -1
-  if with_labels:
-    phrases = (page.key_phrases or [])[:config.max_key_phrases]
-    found = first_occurrences(page.words[:num_words], phrases, config.max_phrase_words)
-    slot = 0
-    for start, length in found:
-      if start < 0:
-        info["phrases_unlabelled"] += 1
-        continue
-      f["label_starts"][slot], f["label_lengths"][slot] = start, length
-      slot += 1
-    info["phrases_labelled"] = slot
-  else:
-    for name in LABEL_FEATURES:
-      f.pop(name)
-  return f, info
+      out[name] = _flag(value, where)
+  return out
+
+
+def _element(raw: Any, i: int) -> VdomElement:
+  field = f"VDOM[{i}]"
+  if not isinstance(raw, dict):
+    raise OfficialConversionError("bad VDOM element", field, "not an object")
+  for key, kind in (("Id", int), ("text", str), ("feature", list), ("start_idx", int),
+                    ("end_idx", int)):
+    if key not in raw:
+      raise OfficialConversionError("bad VDOM element", f"{field}.{key}", "missing")
+    if not isinstance(raw[key], kind):
+      raise OfficialConversionError("bad VDOM element", f"{field}.{key}",
+                                    f"expected {kind.__name__}, got {raw[key]!r}")
+  floats = raw["feature"]
+  return VdomElement(raw["text"], _vdom_features(floats[:10], f"{field}.feature[0:10]"),
+                     _vdom_features(floats[10:], f"{field}.feature[10:20]"))
+
+
+def parse_page(record: Any) -> OfficialPage:
+  """A decoded JSON line -> OfficialPage, failing where Google's OpenKpExample.from_json does."""
+  if not isinstance(record, dict):
+    raise OfficialConversionError("not an object", "line", "the line is not a JSON object")
+  for key in ("url", "text", "VDOM"):
+    if key not in record:
+      raise OfficialConversionError(f"missing {key}", key, "missing")
+  url, text = record["url"], record["text"]
+  if not isinstance(url, str):
+    raise OfficialConversionError("bad url", "url", f"expected a string, got {url!r}")
+  if not isinstance(text, str):
+    raise OfficialConversionError("bad text", "text", f"expected a string, got {text!r}")
+  if not isinstance(record["VDOM"], str):
+    raise OfficialConversionError("bad VDOM", "VDOM", "expected a string holding a JSON list")
+  try:
+    vdom = json.loads(record["VDOM"])
+  except json.JSONDecodeError as e:
+    raise OfficialConversionError("bad VDOM", "VDOM", f"not JSON: {e.msg}") from None
+  if not isinstance(vdom, list):
+    raise OfficialConversionError("bad VDOM", "VDOM", "expected a JSON list of elements")
+  phrases = record.get("KeyPhrases")
+  if "KeyPhrases" in record:
+    if not isinstance(phrases, list) or not all(
+        isinstance(p, list) and all(isinstance(w, str) for w in p) for p in phrases):
+      raise OfficialConversionError("bad KeyPhrases", "KeyPhrases",
+                                    "expected a list of lists of words")
+  return OfficialPage(url, text, [_element(e, i) for i, e in enumerate(vdom)],
+                      phrases if "KeyPhrases" in record else None)
+
+
+class WordTokenizer:
+  """Piece ids of single words with a project tokenizer (`tokenization.Tokenizer`), cached.
+
+  Google tokenizes every space-separated word on its own (FullTokenizer.tokenize(word));
+  `tokenize([word])` of the project's WordPiece and SentencePiece tokenizers does the same.
+  """
+
+  def __init__(self, tokenizer, max_cached: int = 200000):
+    self.tokenizer = getattr(tokenizer, "tokenizer", tokenizer)   # unwrap an OffsetTokenizer
+    self.max_cached = max_cached
+    self._cache: Dict[str, List[int]] = {}
+
+  def __call__(self, words: Sequence[str]) -> List[List[int]]:
+    missing = sorted({w for w in words if w not in self._cache})
+    if missing:
+      if len(self._cache) + len(missing) > self.max_cached:
+        self._cache = {}
+      self._cache.update(zip(missing, self.tokenizer.tokenize(missing)))
+    return [self._cache[w] for w in words]
+
+
+def _first_occurrences(element_words: List[List[str]], kp_max_length: int) -> List[List[int]]:
+  """For k = 1..kp_max_length, per word position: the position where the k-gram starting there
+  (lower-cased words inside one element) first occurs; a k-gram that would run past its element
+  gets its own position. -> [kp_max_length][num_words]."""
+  first: Dict[str, int] = {}          # k-gram text -> first position (k is its space count + 1)
+  rows = [[] for _ in range(kp_max_length)]
+  start = 0
+  for words in element_words:
+    lowered = [w.lower() for w in words]
+    for k in range(1, kp_max_length + 1):
+      for i in range(len(lowered)):
+        if i + k > len(lowered):
+          rows[k - 1].append(start + i)
+        else:
+          rows[k - 1].append(first.setdefault(" ".join(lowered[i:i + k]), start + i))
+    start += len(words)
+  return rows
+
+
+def _labels(element_texts: List[str], key_phrases: Optional[List[List[str]]]
+            ) -> Tuple[List[int], List[int]]:
+  """(start word, phrase length) of every key phrase found, in Google's order."""
+  keys = sorted({" " + " ".join(p).lower() + " " for p in key_phrases or []})
+  missing = set(keys)
+  starts, lengths = [], []
+  offset = 0
+  for text in element_texts:
+    search = " " + text.lower() + " "
+    for key in keys:
+      if key in missing and key in search:
+        at = search.index(key)
+        starts.append(offset + search[:at].count(" "))
+        lengths.append(key.count(" ") - 1)
+        missing.discard(key)
+    offset += len(text.split(" "))
+  if key_phrases is not None and not len(missing) < len(keys):
+    raise OfficialConversionError(
+        "no key phrase in the input", "KeyPhrases",
+        f"none of {sorted(k.strip() for k in keys)} occurs (whole words, inside one VDOM "
+        "element) in the kept elements" if keys else "the list is empty")
+  if len(starts) > NUM_LABELS:
+    raise OfficialConversionError("more than 3 key phrases", "KeyPhrases",
+                                  f"{len(starts)} key phrases found; Google's converter keeps "
+                                  f"{NUM_LABELS} label slots and rejects the page")
+  return starts, lengths
+
+
+def convert_page(page: OfficialPage, words_tokenizer: WordTokenizer, settings: OfficialSettings,
+                 with_labels: bool = True) -> Dict[str, np.ndarray]:
+  """OfficialPage -> {feature: int64 or float32 array} of Google's features, in its order.
+
+  with_labels=False converts as for a page without KeyPhrases (prediction): the labels are
+  all -1 and a page whose phrases are not in the input still converts.
+  """
+  long_len, global_len = settings.long_max_length, settings.global_max_length
+  code_points = [ord(c) for c in page.url]
+  if len(code_points) > settings.url_max_code_points:
+    raise OfficialConversionError("url too long", "url",
+                                  f"{len(code_points)} code points, more than "
+                                  f"url_max_code_points {settings.url_max_code_points}")
+  tokens, word_idx, vdom_idx, word_mask = [], [], [], 0
+  kept_texts, kept_words = [], []
+  word = 0
+  for e, element in enumerate(page.elements):
+    words = element.text.split(" ")
+    pieces = words_tokenizer(words)
+    count = sum(len(p) for p in pieces)
+    if e >= global_len or len(tokens) + count > long_len:
+      break
+    for w, ids in enumerate(pieces):
+      tokens.extend(ids)
+      word_idx.extend([word + w] * len(ids))
+    vdom_idx.extend([e] * count)
+    word += len(words)
+    word_mask += len(words)
+    kept_texts.append(element.text)
+    kept_words.append(words)
+  num_elements = len(kept_texts)
+  starts, lengths = _labels(kept_texts, page.key_phrases if with_labels else None)
+  if word_mask > long_len:
+    raise OfficialConversionError("too many words", "VDOM",
+                                  f"{word_mask} words (many without pieces) in the kept "
+                                  f"elements, more than long_max_length {long_len}")
+
+  def padded(values, length, pad):
+    return values + [pad] * (length - len(values))
+
+  f = collections.OrderedDict()
+  f["url_code_points"] = padded(code_points, settings.url_max_code_points, -1)
+  f["label_start_idx"] = padded(starts, NUM_LABELS, -1)
+  f["label_phrase_len"] = padded(lengths, NUM_LABELS, -1)
+  f["long_token_ids"] = padded(tokens, long_len, 0)
+  f["long_word_idx"] = padded(word_idx, long_len, 0)
+  f["long_vdom_idx"] = padded(vdom_idx, long_len, 0)
+  f["long_input_mask"] = padded([1] * len(tokens), long_len, 0)
+  f["long_word_input_mask"] = padded([1] * word_mask, long_len, 0)
+  # [kp_max_length * long_len]: row k-1 holds the k-gram first occurrences, padded with the
+  # padding positions' own indices.
+  f["long_word_first_occurrence"] = [
+      position for row in _first_occurrences(kept_words, settings.kp_max_length)
+      for position in row + list(range(len(row), long_len))]
+  f["global_token_ids"] = [GLOBAL_TOKEN_ID] * global_len
+  f["global_input_mask"] = padded([1] * num_elements, global_len, 0)
+  kept = page.elements[:num_elements]
+  for name, which, field in _VISUAL:
+    values = [(element.own, element.parent)[which][field] for element in kept]
+    if field == "font_size":
+      values = [font_id(v) for v in values]
+    elif field in _FLAGS:
+      values = [int(v) for v in values]
+    f[name] = padded(values, global_len, 0)
+  return collections.OrderedDict(
+      (name, np.asarray(values, np.float32 if name in FLOAT_FEATURES else np.int64))
+      for name, values in f.items())
+
+
+def convert_record(record: Any, words_tokenizer: WordTokenizer, settings: OfficialSettings,
+                   with_labels: bool = True) -> Tuple[OfficialPage, Dict[str, np.ndarray]]:
+  """A decoded JSON line -> (its page, its features); OfficialConversionError if it fails."""
+  page = parse_page(record)
+  return page, convert_page(page, words_tokenizer, settings, with_labels)
+
+
+def url_from_code_points(code_points: Sequence[int]) -> str:
+  """The url stored in url_code_points (-1 padding dropped)."""
+  return "".join(chr(int(c)) for c in code_points if int(c) != -1)

@@ -1,17 +1,7 @@
-"""The OpenKP head on the ETC-RealFormer encoder, and its loss.
+"""The OpenKP model of Google's run_finetuning_lib.py on Google's features (tasks/openkp/features.py).
 
-  visual = Dense(global_visual_features)                  [B, G, E]  added to the global
-           embeddings, and gathered by sentence_ids       [B, L, E]  added to the long ones
-  words  = sum of each word's piece outputs               [B, W, H]  (W = long_seq_len slots)
-  for n = 1..5: Conv1D(width n, valid) -> relu -> Dense(1) scores every n-gram start
-  ngram_logits                                            [B, 5, W]  -10000 where the n-gram
-                                                                     would pass num_words
-
-One softmax over all (n, start) cells; the loss is the cross-entropy against the uniform
-distribution over the gold cells (the first occurrence of each key phrase).
-
-`OfficialOpenKpModel` (below) is Google's run_finetuning_lib.py model on the official layout's
-features (tasks/openkp/official.py).
+See `OpenKpModel` for what it computes; its loss is Google's (softmax cross-entropy over every
+(n, start) cell against the gold cells, with additive smoothing).
 """
 
 import math
@@ -22,106 +12,19 @@ import tf_keras
 
 from etc_realformer.config import EtcConfig
 from etc_realformer.layers.scopes import build_in_scope
-from tasks.common.task_model import NEG, TaskModel  # pylint: disable=unused-import  (NEG re-exported)
-from tasks.openkp.data import NUM_VISUAL_FEATURES
-
-
-class OpenKpModel(TaskModel):
-  """EtcModel with visual features + n-gram convolution heads.
-
-  Args:
-    config: EtcConfig (or its dict) of the encoder.
-    implementation: "blocked" or "dense" (see EtcModel).
-    max_phrase_words: the largest n-gram scored (5 in the ETC paper).
-  """
-
-  metric_names = ("loss", "top1_in_gold")
-
-  def __init__(self, config: Union[EtcConfig, Dict[str, Any]], implementation: str = "blocked",
-               max_phrase_words: int = 5, **kwargs):
-    super().__init__(config, implementation, **kwargs)
-    self.max_phrase_words = max_phrase_words
-    width = self.etc_config.hidden_size  # extra embeddings are hidden-sized (added after projection)
-    hidden = self.etc_config.hidden_size
-    init = self.initializer
-    self.visual_projection = tf_keras.layers.Dense(width, kernel_initializer=init(),
-                                                   name="visual_projection")
-    self.convolutions = [tf_keras.layers.Conv1D(hidden, n, activation="relu",
-                                                kernel_initializer=init(), name=f"conv_{n}")
-                         for n in range(1, max_phrase_words + 1)]
-    self.scorers = [tf_keras.layers.Dense(1, kernel_initializer=init(), name=f"score_{n}")
-                    for n in range(1, max_phrase_words + 1)]
-    self.heads = self.scorers
-
-  def build(self, input_shape=None):
-    build_in_scope(self.visual_projection, [None, NUM_VISUAL_FEATURES])
-    for conv in self.convolutions:
-      build_in_scope(conv, [None, None, self.etc_config.hidden_size])
-    super().build(input_shape)
-
-  def call(self, features, training=None):
-    token_ids = features["token_ids"]
-    inputs = {"token_ids": token_ids, "global_token_ids": features["global_token_ids"],
-              "sentence_ids": features["sentence_ids"]}
-    visual = tf.cast(features["global_visual_features"], tf.float32)      # [B, G, 20]
-    global_extra = self.visual_projection(visual)                         # [B, G, H]
-    sentence_ids = tf.cast(features["sentence_ids"], tf.int32)
-    long_extra = tf.gather(global_extra, sentence_ids, batch_dims=1)      # [B, L, H]
-    long_x = self.encoder(inputs, training=training, long_extra_embeddings=long_extra,
-                          global_extra_embeddings=global_extra)["long_output"]   # [B, L, H]
-    batch = tf.shape(long_x)[0]
-    length = tf.shape(long_x)[1]
-    word_ids = tf.cast(features["word_ids"], tf.int32)                    # [B, L], -1 pad
-    offsets = tf.range(batch)[:, None] * length
-    segments = tf.where(word_ids >= 0, word_ids + offsets, batch * length)
-    words = tf.math.unsorted_segment_sum(long_x, segments, batch * length + 1)
-    words = tf.reshape(words[:-1], [batch, length, long_x.shape[-1]])    # [B, W, H]
-    num_words = tf.cast(features["num_words"], tf.int32)                  # [B]
-    positions = tf.range(length)[None, :]                                 # [1, W]
-    rows = []
-    for n, (conv, scorer) in enumerate(zip(self.convolutions, self.scorers), start=1):
-      scores = scorer(conv(words))[..., 0]                                # [B, W - n + 1]
-      scores = tf.pad(tf.cast(scores, tf.float32), [[0, 0], [0, n - 1]])  # [B, W]
-      valid = positions + n <= num_words[:, None]                         # [B, W]
-      rows.append(tf.where(valid, scores, NEG))
-    return {"ngram_logits": tf.stack(rows, axis=1)}                       # [B, N, W]
-
-  def compute_losses(self, features, outputs):
-    logits = outputs["ngram_logits"]                                      # [B, N, W]
-    batch, num_n, length = tf.shape(logits)[0], tf.shape(logits)[1], tf.shape(logits)[2]
-    flat = tf.reshape(logits, [batch, num_n * length])                    # [B, N * W]
-    starts = tf.cast(features["label_starts"], tf.int32)                  # [B, K]
-    lengths = tf.cast(features["label_lengths"], tf.int32)                # [B, K]
-    present = tf.cast(starts >= 0, tf.float32)                            # [B, K]
-    cells = tf.maximum(lengths - 1, 0) * length + tf.maximum(starts, 0)   # [B, K]
-    target = tf.reduce_sum(tf.one_hot(cells, num_n * length) * present[..., None], 1)
-    target = tf.minimum(target, 1.0)            # two phrases sharing a cell count once
-    target /= tf.maximum(tf.reduce_sum(target, -1, keepdims=True), 1.0)   # [B, N * W]
-    log_p = tf.nn.log_softmax(flat, -1)
-    loss = tf.reduce_mean(-tf.reduce_sum(target * log_p, -1))
-    best = tf.argmax(flat, -1, output_type=tf.int32)                      # [B]
-    hit = tf.gather(target, best, batch_dims=1) > 0
-    return {"loss": loss, "top1_in_gold": tf.reduce_mean(tf.cast(hit, tf.float32))}
-
-  def get_config(self):
-    config = super().get_config()
-    config["max_phrase_words"] = self.max_phrase_words
-    return config
-
-
-# ----------------------------------------------------------------------------- official layout
+from tasks.common.task_model import NEG, TaskModel
 
 # (feature, clip range) of the eight dense visual features, as Google's run_finetuning.py flag
 # defaults (x_coords_min/max, ...); the parent's features use the element's range.
-OFFICIAL_DENSE_RANGES = (
+DENSE_RANGES = (
     ("global_x_coords", (-50.0, 1500.0)), ("global_y_coords", (-50.0, 6000.0)),
     ("global_widths", (0.0, 1500.0)), ("global_heights", (0.0, 18000.0)),
     ("global_parent_x_coords", (-50.0, 1500.0)), ("global_parent_y_coords", (-50.0, 6000.0)),
     ("global_parent_widths", (0.0, 1500.0)), ("global_parent_heights", (0.0, 18000.0)))
 # Indicators crossed into one categorical id (run_finetuning.py --indicators_to_cross), the
 # first the most significant bit; the other indicators are dense inputs, in this order.
-OFFICIAL_CROSSED = ("global_block_indicator", "global_heading_indicator", "global_bold_indicator")
-OFFICIAL_DENSE_INDICATORS = ("global_inline_indicator", "global_leaf_indicator",
+CROSSED_INDICATORS = ("global_block_indicator", "global_heading_indicator", "global_bold_indicator")
+DENSE_INDICATORS = ("global_inline_indicator", "global_leaf_indicator",
                              "global_parent_heading_indicator", "global_parent_leaf_indicator",
                              "global_parent_bold_indicator")
 FONT_ID_VOCAB_SIZE = 24
@@ -144,7 +47,7 @@ def scale_dense(values: tf.Tensor, low: float, high: float) -> tf.Tensor:
   return (tf.clip_by_value(tf.cast(values, tf.float32), low, high) - mid) / half
 
 
-class OfficialOpenKpModel(TaskModel):
+class OpenKpModel(TaskModel):
   """The OpenKP model of Google's run_finetuning_lib.py, on Google's feature names.
 
     global adder = E_cross[block*4 + heading*2 + bold] + E_font[global_font_ids]
@@ -176,7 +79,7 @@ class OfficialOpenKpModel(TaskModel):
     init = self.initializer
     embedding = lambda size, name: tf_keras.layers.Embedding(
         size, hidden, embeddings_initializer=init(), name=name)
-    self.cross_embedding = embedding(2 ** len(OFFICIAL_CROSSED), "indicator_cross_emb_lookup")
+    self.cross_embedding = embedding(2 ** len(CROSSED_INDICATORS), "indicator_cross_emb_lookup")
     self.font_embedding = embedding(FONT_ID_VOCAB_SIZE, "font_id_emb_lookup")
     self.parent_font_embedding = embedding(FONT_ID_VOCAB_SIZE, "parent_font_id_emb_lookup")
     self.dense_projection = tf_keras.layers.Dense(
@@ -199,7 +102,7 @@ class OfficialOpenKpModel(TaskModel):
     for layer in (self.cross_embedding, self.font_embedding, self.parent_font_embedding):
       build_in_scope(layer, [None, None])
     build_in_scope(self.dense_projection,
-                   [None, len(OFFICIAL_DENSE_RANGES) + len(OFFICIAL_DENSE_INDICATORS)])
+                   [None, len(DENSE_RANGES) + len(DENSE_INDICATORS)])
     for layer in [self.dense_layer2, self.word_norm] + self.norms + self.scorers:
       build_in_scope(layer, [None, None, hidden])   # [B, G or W, H] inputs
     for conv in self.convolutions:
@@ -209,10 +112,10 @@ class OfficialOpenKpModel(TaskModel):
   def visual_embeddings(self, features) -> tf.Tensor:
     """The global embedding adder [B, G, H] of the visual features."""
     cross = 0
-    for name in OFFICIAL_CROSSED:
+    for name in CROSSED_INDICATORS:
       cross = cross * 2 + tf.cast(features[name], tf.int32)                 # [B, G] in 0..7
-    dense = [scale_dense(features[name], *bounds) for name, bounds in OFFICIAL_DENSE_RANGES]
-    dense += [tf.cast(features[name], tf.float32) for name in OFFICIAL_DENSE_INDICATORS]
+    dense = [scale_dense(features[name], *bounds) for name, bounds in DENSE_RANGES]
+    dense += [tf.cast(features[name], tf.float32) for name in DENSE_INDICATORS]
     dense = tf.stack(dense, axis=-1)                                        # [B, G, 13]
     adder = (self.cross_embedding(cross)
              + self.font_embedding(tf.cast(features["global_font_ids"], tf.int32))

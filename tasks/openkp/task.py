@@ -1,6 +1,7 @@
 """OpenKP behind the task contract: JSON lines of pages in, the top five key phrases out.
 
-Layout and formats: docs/task_layouts.md#openkp, docs/file_formats.md#openkp.
+One layout, Google's: the converter (features, records), the model and the decoding are those of
+Google's ETC OpenKP code (docs/official_layouts/openkp.md, docs/file_formats.md#openkp).
 """
 
 import json
@@ -9,24 +10,13 @@ import tensorflow as tf
 
 from etc_realformer.data import tfrecords
 from etc_realformer.io_utils import atomic_write_text
-from tasks.common import feature_config as feature_config_lib
 from tasks.common import input_parts
 from tasks.common.task import Task
-from tasks.openkp import (baselines, data, decode, features, inference, metrics, model,
-                          official, records)
-
-
-def _official(feature_config) -> bool:
-  return feature_config.layout == feature_config_lib.OFFICIAL_LAYOUT
+from tasks.openkp import baselines, data, decode, features, inference, metrics, model, records
 
 
 class OpenKpTask(Task):
-  """Rank the page's n-grams (n = 1..5) with visual features; the top five are its phrases.
-
-  `features.layout` picks the features: "package" (tasks/openkp/features.py) or "official"
-  (Google's, tasks/openkp/official.py, read by model.OfficialOpenKpModel and decoded by
-  tasks/openkp/official_decode.py).
-  """
+  """Rank the page's n-grams (n = 1..5) with visual features; the top five are its phrases."""
   name, title = "openkp", "OpenKP"
   model_class = model.OpenKpModel
   predictor_class = inference.Predictor
@@ -55,44 +45,32 @@ class OpenKpTask(Task):
     return data.iter_training_pages(input_path, report, part)
 
   def labelled_features(self, examples, tokenizer, feature_config, report, counts, log):
-    if _official(feature_config):
-      return records.official_training_features(examples, tokenizer, feature_config, report,
-                                                counts, log=log)
     return records.training_features(examples, tokenizer, feature_config, report, counts,
                                      log=log)
 
   def feature_lengths(self, feature_config):
-    """The int features parsed for training (official layout: the model's and the labels)."""
-    if _official(feature_config):
-      lengths = official.OfficialSettings.from_feature_config(feature_config).lengths()
-      return {name: lengths[name]
-              for name in official.MODEL_INT_FEATURES + official.LABEL_FEATURES}
-    return features.feature_lengths(feature_config)
+    """The int features parsed for training: the model's and the labels."""
+    lengths = features.OfficialSettings.from_feature_config(feature_config).lengths()
+    return {name: lengths[name] for name in features.MODEL_INT_FEATURES + features.LABEL_FEATURES}
 
   def float_shapes(self, feature_config):
-    if _official(feature_config):
-      return {name: (feature_config.global_seq_len,) for name in official.FLOAT_FEATURES}
-    return features.float_shapes(feature_config)
+    return {name: (feature_config.global_seq_len,) for name in features.FLOAT_FEATURES}
 
   def parse_fn(self, feature_config):
-    """[batch] serialized records -> int32 features and float32 visual features (package:
-    global_visual_features [B, G, 20]; official: the coordinates, each [B, G])."""
+    """[batch] serialized records -> int32 features and the float32 coordinates ([B, G] each)."""
     return tfrecords.fixed_length_parse_fn(self.feature_lengths(feature_config),
                                            self.float_shapes(feature_config))
 
   def export_inputs(self, feature_config):
-    inputs = super().export_inputs(feature_config)
-    if _official(feature_config):
-      lengths = self.feature_lengths(feature_config)
-      inputs = {name: lengths[name] for name in official.MODEL_INT_FEATURES}
+    lengths = self.feature_lengths(feature_config)
+    inputs = {name: lengths[name] for name in features.MODEL_INT_FEATURES}
     for name, shape in self.float_shapes(feature_config).items():
       inputs[name] = tf.TensorSpec([None, *shape], tf.float32)
     return inputs
 
   def build_model(self, model_config, feature_config):
-    model_class = model.OfficialOpenKpModel if _official(feature_config) else self.model_class
-    return model_class(model_config, max_phrase_words=feature_config.max_phrase_words,
-                       name=self.name)
+    return self.model_class(model_config, max_phrase_words=feature_config.max_phrase_words,
+                            name=self.name)
 
   def write_prediction(self, path, prediction):
     atomic_write_text(path, "".join(json.dumps(line, ensure_ascii=False) + "\n"

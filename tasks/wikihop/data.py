@@ -43,7 +43,7 @@ class WikiHopExample:
   candidates: List[str]          # normalised, in file order (duplicates removed)
   supports: List[str]
   answer: Optional[str] = None   # normalised; None for test files
-  # The JSON item as read: the official layout (tasks.wikihop.official) converts the raw
+  # The JSON item as read: the converter (tasks.wikihop.features) converts the raw
   # query and candidates, as Google's converter does.
   item: Optional[dict] = dataclasses.field(default=None, repr=False, compare=False)
 

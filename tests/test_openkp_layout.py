@@ -1,6 +1,6 @@
-"""OpenKP official layout: Google's features for the fixture pages, the converter's rules on
+"""OpenKP's one layout: Google's features for the fixture pages, the converter's rules on
 hand-made pages, the model reading Google's features (also from Google-named TFRecords), and
-the task hooks behind features.layout=official."""
+the task hooks."""
 
 import collections
 import json
@@ -16,11 +16,9 @@ from etc_realformer.data import tfrecords
 from etc_realformer.data import tokenization
 from tasks.common.read_report import ReadReport
 from tasks.openkp import features as F
-from tasks.openkp import official
-from tasks.openkp import records
 from tasks.openkp.data import read_pages
 from tasks.openkp.inference import Predictor
-from tasks.openkp.model import OfficialOpenKpModel, example_breakpoints, scale_dense
+from tasks.openkp.model import OpenKpModel, example_breakpoints, scale_dense
 from tasks.openkp.task import TASK
 import official_fixtures
 
@@ -47,12 +45,12 @@ def _fixture_lines():
 
 def _settings():
   flags = _read_json("settings.json")["featurization_config"]
-  return official.OfficialSettings(flags["long_max_length"], flags["global_max_length"],
+  return F.OfficialSettings(flags["long_max_length"], flags["global_max_length"],
                                    flags["url_max_code_points"], flags["kp_max_length"])
 
 
 def _words():
-  return official.WordTokenizer(tokenization.WordPieceTokenizer(VOCAB, lower_case=True))
+  return F.WordTokenizer(tokenization.WordPieceTokenizer(VOCAB, lower_case=True))
 
 
 # ------------------------------------------------------------------ the fixture, feature by feature
@@ -62,17 +60,17 @@ def test_fixture_features_equal_googles():
   expected, settings = _read_json("features.json"), _read_json("settings.json")
   kinds = settings["feature_kinds"]
   assert settings["featurization_config"]["fixed_block_len"] is None   # VDOM mode
-  assert official.FONT_ID_VOCAB_SIZE == settings["font_id_vocab_size"]
+  assert F.FONT_ID_VOCAB_SIZE == settings["font_id_vocab_size"]
   lines, words, config = _fixture_lines(), _words(), _settings()
   assert len(expected) == settings["n"]
   equal = 0
   for entry in expected:
     assert entry["num_tf_examples"] == 1
-    page, got = official.convert_record(json.loads(lines[entry["line_index"]]), words, config)
+    page, got = F.convert_record(json.loads(lines[entry["line_index"]]), words, config)
     want = entry["features"]
     assert page.url == entry["url"]
     assert list(got) == list(want) == list(kinds)                     # names, in Google's order
-    assert set(got) == set(official.FEATURE_AXES)
+    assert set(got) == set(F.FEATURE_AXES)
     for name, values in want.items():
       value = got[name]
       if kinds[name] == "float_list":
@@ -84,7 +82,7 @@ def test_fixture_features_equal_googles():
         assert value.tolist() == values, (entry["url"], name)
       assert len(value) == config.lengths()[name], name
       equal += 1
-    assert official.url_from_code_points(got["url_code_points"]) == entry["url"]
+    assert F.url_from_code_points(got["url_code_points"]) == entry["url"]
   assert equal == len(expected) * len(kinds) == 5 * 29
 
 
@@ -95,7 +93,7 @@ def test_fixture_text_examples_tile_the_vdom_words():
   words, config = _words(), _settings()
   for entry in expected:
     record = json.loads(lines[entry["line_index"]])
-    page, got = official.convert_record(record, words, config)
+    page, got = F.convert_record(record, words, config)
     text_example = entry["text_example"][0]
     assert text_example["text"] == page.text
     vdom_words = [w for e in page.elements for w in e.text.split(" ")]
@@ -115,14 +113,14 @@ def _page(**changes):
 
 
 def _convert(record, words=None, with_labels=True, **settings):
-  settings = official.OfficialSettings(**{"long_max_length": 32, "global_max_length": 8,
+  settings = F.OfficialSettings(**{"long_max_length": 32, "global_max_length": 8,
                                           "url_max_code_points": 40, **settings})
-  return official.convert_record(record, words or _words(), settings, with_labels)[1]
+  return F.convert_record(record, words or _words(), settings, with_labels)[1]
 
 
 def test_hand_made_page(tmp_path):
   tok = of.tokenizer(tmp_path)
-  f = _convert(_page(), official.WordTokenizer(tok))
+  f = _convert(_page(), F.WordTokenizer(tok))
   # Words: Home About | Solar Kettle | the best Solar Kettles for camping Buy | a Solar Kettle now
   # "a" is [UNK]-free: every word has a piece; Kettles = kettle ##s.
   assert f["long_input_mask"].sum() == 16 and f["long_word_input_mask"].sum() == 15
@@ -142,7 +140,7 @@ def test_hand_made_page(tmp_path):
 
 
 def test_first_occurrences_stay_inside_elements(tmp_path):
-  f = _convert(_page(), official.WordTokenizer(of.tokenizer(tmp_path)))
+  f = _convert(_page(), F.WordTokenizer(of.tokenizer(tmp_path)))
   first = f["long_word_first_occurrence"].reshape(5, 32)            # [kp_max_length, L]
   # 1-grams: "solar" (word 2) again at 6 and 12, "kettle" (3) again at 13.
   assert first[0, :15].tolist() == [0, 1, 2, 3, 4, 5, 2, 7, 8, 9, 10, 11, 2, 3, 14]
@@ -152,7 +150,7 @@ def test_first_occurrences_stay_inside_elements(tmp_path):
 
 
 def test_round_half_even_font_and_buckets():
-  assert [official.font_id(s) for s in (-3, 0, 1, 8, 9, 24, 25, 29, 30, 49, 50, 300)] == [
+  assert [F.font_id(s) for s in (-3, 0, 1, 8, 9, 24, 25, 29, 30, 49, 50, 300)] == [
       0, 0, 1, 1, 2, 17, 18, 18, 19, 22, 23, 23]
   vdom = json.loads(_page()["VDOM"])
   vdom[0]["feature"][8] = 12.5                    # round(12.5) = 12 -> id 5; 13.5 -> 14 -> id 7
@@ -171,22 +169,22 @@ def test_round_half_even_font_and_buckets():
 def test_what_google_rejects_in_the_vdom(change, field):
   vdom = json.loads(_page()["VDOM"])
   change(vdom)
-  with pytest.raises(official.OfficialConversionError) as e:
+  with pytest.raises(F.OfficialConversionError) as e:
     _convert(_page(VDOM=json.dumps(vdom)), global_max_length=1)   # also past the truncation
   assert e.value.field == field and field in str(e.value)
 
 
 def test_labels_google_rejects_and_prediction_conversion(tmp_path):
-  words = official.WordTokenizer(of.tokenizer(tmp_path))
+  words = F.WordTokenizer(of.tokenizer(tmp_path))
 
   def convert(record, **kw):
     return _convert(record, words, **kw)
 
-  with pytest.raises(official.OfficialConversionError, match="none of \\[.kettle the.\\] occurs"):
+  with pytest.raises(F.OfficialConversionError, match="none of \\[.kettle the.\\] occurs"):
     convert(_page(KeyPhrases=[["kettle", "the"]]))               # crosses two elements
-  with pytest.raises(official.OfficialConversionError, match="the list is empty"):
+  with pytest.raises(F.OfficialConversionError, match="the list is empty"):
     convert(_page(KeyPhrases=[]))
-  with pytest.raises(official.OfficialConversionError, match="4 key phrases found"):
+  with pytest.raises(F.OfficialConversionError, match="4 key phrases found"):
     convert(_page(KeyPhrases=[["home"], ["about"], ["camping"], ["now"]]))
   f = convert(_page(KeyPhrases=[["kettle", "the"]]), with_labels=False)
   assert f["label_start_idx"].tolist() == [-1, -1, -1]
@@ -196,12 +194,12 @@ def test_labels_google_rejects_and_prediction_conversion(tmp_path):
 
 
 def test_truncation_drops_whole_elements(tmp_path):
-  words = official.WordTokenizer(of.tokenizer(tmp_path))
+  words = F.WordTokenizer(of.tokenizer(tmp_path))
   f = _convert(_page(), words, global_max_length=3)
   assert f["global_input_mask"].sum() == 3 and f["long_word_input_mask"].sum() == 11
   f = _convert(_page(), words, long_max_length=15)                # 16 pieces: the last element goes
   assert f["long_input_mask"].sum() == 12 and f["global_input_mask"].sum() == 3
-  with pytest.raises(official.OfficialConversionError, match="url_max_code_points"):
+  with pytest.raises(F.OfficialConversionError, match="url_max_code_points"):
     _convert(_page(), words, url_max_code_points=10)
 
 
@@ -211,7 +209,7 @@ def test_sentencepiece_pieces_per_word(tmp_path):
   record = {"url": "u", "text": "The end, 5,00 a", "VDOM": json.dumps([
       {"Id": 0, "text": "The end,", "feature": of.visual(), "start_idx": 0, "end_idx": 2},
       {"Id": 1, "text": "5,00 a", "feature": of.visual(), "start_idx": 2, "end_idx": 4}])}
-  f = _convert(record, official.WordTokenizer(tok))
+  f = _convert(record, F.WordTokenizer(tok))
   per_word = [tok.tokenize([w])[0] for w in ("The", "end,", "5,00", "a")]
   assert f["long_token_ids"][:f["long_input_mask"].sum()].tolist() == sum(per_word, [])
   assert f["long_word_idx"][:f["long_input_mask"].sum()].tolist() == sum(
@@ -229,14 +227,14 @@ def _google_records(tmp_path):
 
 
 def test_model_trains_on_records_written_with_googles_names(tmp_path):
-  config = F.OpenKpFeatureConfig(long_seq_len=4096, global_seq_len=512, layout="official")
+  config = F.OpenKpFeatureConfig(long_seq_len=4096, global_seq_len=512)
   dataset = tfrecords.make_dataset([_google_records(tmp_path)], None, 2,
                                    parse_fn=TASK.parse_fn(config))
   batch = next(iter(dataset))
   assert batch["global_x_coords"].shape == (2, 512) and batch["global_x_coords"].dtype == tf.float32
   assert batch["long_token_ids"].shape == (2, 4096)
   model = TASK.build_model(dict(ENCODER), config)
-  assert isinstance(model, OfficialOpenKpModel)
+  assert isinstance(model, OpenKpModel)
   model.build()
   model.compile(optimizer=tf_keras.optimizers.Adam(1e-3))
   history = model.fit(dataset, steps_per_epoch=2, epochs=1, verbose=0)
@@ -254,7 +252,7 @@ def test_model_pieces_by_hand():
       [0, 1, 0], [0, 0, 1], [0, 0, 0]]
   assert scale_dense(tf.constant([-100.0, -50.0, 725.0, 1500.0, 9999.0]), -50.0,
                      1500.0).numpy().tolist() == [-1.0, -1.0, 0.0, 1.0, 1.0]
-  model = OfficialOpenKpModel(dict(ENCODER), additive_smoothing_mass=1e-4)
+  model = OpenKpModel(dict(ENCODER), additive_smoothing_mass=1e-4)
   labels = model.ngram_labels({"label_start_idx": tf.constant([[1, 3, -1]]),
                                "label_phrase_len": tf.constant([[2, 7, -1]])}, 5, 4).numpy()
   # Only (n=2, start 1) is a cell: a 7-word phrase and the -1 slot add nothing.
@@ -267,21 +265,23 @@ def test_model_pieces_by_hand():
 # ------------------------------------------------------------------ the task's hooks
 
 
-def test_hooks_dispatch_on_the_layout(tmp_path):
-  config = F.OpenKpFeatureConfig(long_seq_len=32, global_seq_len=8, layout="official")
+def test_task_hooks_read_googles_features(tmp_path):
+  config = F.OpenKpFeatureConfig(long_seq_len=32, global_seq_len=8)
   lengths = TASK.feature_lengths(config)
-  assert set(lengths) == set(official.MODEL_INT_FEATURES + official.LABEL_FEATURES)
+  assert set(lengths) == set(F.MODEL_INT_FEATURES + F.LABEL_FEATURES)
   inputs = TASK.export_inputs(config)
-  assert set(inputs) == set(official.MODEL_FEATURES)
+  assert set(inputs) == set(F.MODEL_FEATURES)
   assert inputs["global_widths"].shape.as_list() == [None, 8]
   with pytest.raises(ValueError, match="max_key_phrases"):
-    F.OpenKpFeatureConfig(layout="official", max_key_phrases=5)
+    F.OpenKpFeatureConfig(max_key_phrases=5)
   with pytest.raises(ValueError, match="layout"):
     F.OpenKpFeatureConfig(layout="google")
+  with pytest.raises(ValueError, match="'package' was removed"):
+    F.OpenKpFeatureConfig(layout="package")
 
 
 def test_training_features_skip_what_google_rejects(tmp_path):
-  config = F.OpenKpFeatureConfig(long_seq_len=32, global_seq_len=8, layout="official")
+  config = F.OpenKpFeatureConfig(long_seq_len=32, global_seq_len=8)
   path = of.write_lines(tmp_path, [_page(url="a"), _page(url="b", KeyPhrases=[["nothing"]]),
                                    _page(url="c")])
   report = ReadReport(path=path)
@@ -292,11 +292,11 @@ def test_training_features_skip_what_google_rejects(tmp_path):
   assert len(feats) == 2 and report.examples == 2
   assert "no key phrase in the input" in report.summary() and "url b" in report.summary()
   assert counts["phrases labelled"] == 4
-  assert list(feats[0]) == list(official.FEATURE_AXES)
+  assert list(feats[0]) == list(F.FEATURE_AXES)
 
 
 def test_predictor_runs_googles_decoding(tmp_path):
-  config = F.OpenKpFeatureConfig(long_seq_len=32, global_seq_len=8, layout="official")
+  config = F.OpenKpFeatureConfig(long_seq_len=32, global_seq_len=8)
   tok = of.tokenizer(tmp_path)
   pages, _ = read_pages(of.write_lines(tmp_path, [
       _page(url="a"), _page(url="b", KeyPhrases=[["nothing"]]),
@@ -304,7 +304,7 @@ def test_predictor_runs_googles_decoding(tmp_path):
   seen = []
 
   def run_batch(batch):
-    assert set(batch) == set(official.MODEL_FEATURES)
+    assert set(batch) == set(F.MODEL_FEATURES)
     seen.append(batch["long_token_ids"].shape)
     logits = np.full([len(batch["long_token_ids"]), 5, 32], -10000.0, np.float32)
     logits[:, 1, 12] = 5.0            # "solar kettle" (words 12, 13)

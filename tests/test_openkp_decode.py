@@ -1,9 +1,9 @@
-"""OpenKP official decoding (tasks/openkp/official_decode.py) on hand-made logits."""
+"""OpenKP decoding by Google's rules (tasks/openkp/decode.py) on hand-made logits."""
 
 import numpy as np
 import pytest
 
-from tasks.openkp import official_decode as D
+from tasks.openkp import decode as D
 
 TEXT = "Solar Kettle Guide  the SOLAR kettle for camping"
 #       0     1      2    3 4   5     6      7   8        (word 3 is empty: two spaces)
