@@ -13,6 +13,9 @@ import collections
 import dataclasses
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Sequence, Tuple
 
+from tasks.common import input_parts
+from tasks.common import json_files
+
 MAX_MESSAGES = 20
 
 
@@ -80,6 +83,35 @@ def object_with_id(record: Any, unit: str, key: str) -> str:
   return value
 
 
+def typed_field(record: Dict[str, Any], field: str, kind: type, expected: str,
+                malformed: str = "", missing: str = "missing field", empty: str = "",
+                empty_detail: str = "the list is empty") -> Any:
+  """record[field], checked: RecordProblem (reason `missing`) when absent, (reason `malformed`,
+  default "malformed <field>") when not a `kind` ("expected <expected>, got <type>"), and,
+  when `empty` names a reason, when it is empty."""
+  value = record.get(field)
+  if value is None:
+    raise RecordProblem(missing, field, "missing")
+  if not isinstance(value, kind):
+    raise RecordProblem(malformed or f"malformed {field}", field,
+                        f"expected {expected}, got {type(value).__name__}")
+  if empty and not value:
+    raise RecordProblem(empty, field, empty_detail)
+  return value
+
+
+def text_field(record: Dict[str, Any], field: str, reason: str, with_labels: bool,
+               repairs: List[RecordProblem], consequence: str) -> str:
+  """record[field] when it is a non-blank string; otherwise training skips the record and
+  prediction goes on with "" (see `tolerate`)."""
+  value = record.get(field)
+  if isinstance(value, str) and value.strip():
+    return value
+  tolerate(RecordProblem(reason, field, "missing, empty or not a string"), with_labels, repairs,
+           consequence)
+  return ""
+
+
 def tolerate(problem: RecordProblem, with_labels: bool, repairs: List[RecordProblem],
              consequence: str) -> None:
   """Training (`with_labels`) skips the record; prediction repairs it and says how."""
@@ -139,3 +171,42 @@ def iter_records(records: Iterable[Tuple[int, Any]], report: ReadReport,
       report.repair(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
     report.examples += 1
     yield example
+
+
+@dataclasses.dataclass(frozen=True)
+class ArrayReader:
+  """The reader of one benchmark's JSON-array files (HotpotQA, WikiHop): whole, or streamed one
+  part at a time for a conversion, with the same checks, messages and counts either way.
+
+  parse(record, with_labels, repairs) returns an example, raises RecordProblem (skipped) or
+  appends the repairs it made; `key` is the records' id field, `unit` what one record is called
+  in messages ("record", "item"), `error` the exception for a file that cannot be read at all.
+  """
+  what: str
+  unit: str
+  key: str
+  parse: Callable[[Any, bool, List[RecordProblem]], Any]
+  example_id: Callable[[Any], str]
+  error: type = ValueError
+
+  def load(self, path: str) -> List[Any]:
+    """The records of a file; FileNotFoundError / `error` name the file."""
+    return json_files.load_json_array(path, self.what, self.unit + "s", self.error)
+
+  def iter(self, path: str) -> Iterator[Any]:
+    """The records of a file one at a time (never the whole file in memory)."""
+    return json_files.iter_json_array(path, self.what, self.unit + "s", self.error)
+
+  def read_examples(self, path: str, with_labels: bool) -> Tuple[list, ReadReport]:
+    """(examples, report) of a whole file; `error` when no record is usable."""
+    return read_array(path, self.load(path),
+                      lambda record, repairs: self.parse(record, with_labels, repairs),
+                      self.key, self.unit, self.example_id, self.error)
+
+  def iter_training_examples(self, path: str, report: ReadReport,
+                             part: input_parts.Part = input_parts.WHOLE) -> Iterator[Any]:
+    """The labelled examples of one part of a training file, streamed one record at a time
+    and counted in `report` as `read_examples(path, True)` counts them."""
+    return iter_records(part.select(self.iter(path), self.key), report,
+                        lambda record, repairs: self.parse(record, True, repairs),
+                        self.key, self.unit, self.example_id)

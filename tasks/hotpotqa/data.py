@@ -16,13 +16,10 @@ Every message reads "<file>: record <index> (_id <id>): field '<name>': <what is
 """
 
 import dataclasses
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
-from tasks.common import input_parts
-from tasks.common import json_files
-from tasks.common.read_report import ReadReport
-from tasks.common.read_report import (RecordProblem, iter_records, object_with_id, read_array,
-                                      tolerate)
+from tasks.common.read_report import (ArrayReader, RecordProblem, object_with_id,
+                                      tolerate, typed_field)
 
 YES_NO = ("yes", "no")
 
@@ -49,26 +46,10 @@ class HotpotExample:
     return 1 + YES_NO.index(answer) if answer in YES_NO else 0
 
 
-def load_json_array(path: str) -> List[Any]:
-  """The records of a HotpotQA file; FileNotFoundError / HotpotDataError name the file."""
-  return json_files.load_json_array(path, "HotpotQA", "records", HotpotDataError)
-
-
-def iter_records_of(path: str) -> Iterator[Any]:
-  """The records of a HotpotQA file one at a time (never the whole file in memory)."""
-  return json_files.iter_json_array(path, "HotpotQA", "records", HotpotDataError)
-
-
 def _parse_context(record: Dict[str, Any], repairs: List[RecordProblem]):
   """[(title, [sentences])]; problems that allow a best-effort context go to `repairs`."""
-  context = record.get("context")
-  if context is None:
-    raise RecordProblem("missing field", "context", "missing")
-  if not isinstance(context, list):
-    raise RecordProblem("malformed context", "context",
-                         f"expected a list of [title, sentences], got {type(context).__name__}")
-  if not context:
-    raise RecordProblem("empty context", "context", "the list of paragraphs is empty")
+  context = typed_field(record, "context", list, "a list of [title, sentences]",
+                        empty="empty context", empty_detail="the list of paragraphs is empty")
   out = []
   for p, paragraph in enumerate(context):
     if (not isinstance(paragraph, (list, tuple)) or len(paragraph) != 2
@@ -151,18 +132,8 @@ def parse_record(record: Any, with_labels: bool, repairs: List[RecordProblem]) -
   return example
 
 
-def read_examples(path: str, with_labels: bool) -> Tuple[List[HotpotExample], ReadReport]:
-  """Reads and checks a HotpotQA file; see the module docstring for the two modes."""
-  return read_array(path, load_json_array(path),
-                    lambda record, repairs: parse_record(record, with_labels, repairs),
-                    "_id", "record", lambda example: example.qas_id, HotpotDataError)
-
-
-def iter_training_examples(path: str, report: ReadReport,
-                           part: input_parts.Part = input_parts.WHOLE
-                           ) -> Iterator[HotpotExample]:
-  """The labelled examples of one part of a training file (records keyed by `_id`), streamed
-  one record at a time and counted in `report` as `read_examples(path, True)` counts them."""
-  return iter_records(part.select(iter_records_of(path), "_id"), report,
-                      lambda record, repairs: parse_record(record, True, repairs),
-                      "_id", "record", lambda example: example.qas_id)
+READER = ArrayReader("HotpotQA", "record", "_id", parse_record, lambda example: example.qas_id,
+                     HotpotDataError)
+load_json_array, iter_records_of = READER.load, READER.iter
+# read_examples(path, with_labels): (examples, report), the two modes of the module docstring.
+read_examples, iter_training_examples = READER.read_examples, READER.iter_training_examples

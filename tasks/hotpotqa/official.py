@@ -39,6 +39,7 @@ the first span ends past the long input. docs: the task's official-layout page.
 """
 
 import collections
+import dataclasses
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from absl import logging
@@ -46,7 +47,7 @@ import numpy as np
 
 from tasks.common import input_parts
 from tasks.common.batches import map_in_batches
-from tasks.common.read_report import ReadReport, RecordProblem, iter_records, object_with_id
+from tasks.common.read_report import ReadReport, RecordProblem, object_with_id
 from tasks.hotpotqa import data
 from tasks.hotpotqa import features as features_lib
 from tasks.hotpotqa.data import HotpotExample
@@ -340,8 +341,9 @@ def iter_training_examples(path: str, report: ReadReport,
                            ) -> Iterator[HotpotExample]:
   """The records of one part of a training file, read as Google's converter reads them
   (`parse_raw_record`), streamed and counted in `report`."""
-  return iter_records(part.select(data.iter_records_of(path), "_id"), report, parse_raw_record,
-                      "_id", "record", lambda example: example.qas_id)
+  reader = dataclasses.replace(data.READER,
+                               parse=lambda record, _, repairs: parse_raw_record(record, repairs))
+  return reader.iter_training_examples(path, report, part)
 
 
 def training_features(examples: Iterable[HotpotExample], tokenizer, config,

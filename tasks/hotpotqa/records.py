@@ -12,7 +12,8 @@ import numpy as np
 
 from etc_realformer.data.span_tokenization import OffsetTokenizer
 from tasks.hotpotqa import features as features_lib
-from tasks.hotpotqa.data import HotpotExample, ReadReport
+from tasks.common.read_report import ReadReport
+from tasks.hotpotqa.data import HotpotExample
 
 
 def training_features(examples: Iterable[HotpotExample], tokenizer: OffsetTokenizer,

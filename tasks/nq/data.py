@@ -34,7 +34,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 import numpy as np
 
 from tasks.common import input_parts
-from tasks.common.read_report import ReadReport, RecordProblem
+from tasks.common.read_report import ReadReport, RecordProblem, typed_field
 
 YES_NO_VALUES = ("NONE", "YES", "NO")
 _STR, _INT = frozenset((str,)), frozenset((int,))
@@ -242,14 +242,9 @@ class _Document:
 
 
 def _candidates(record: Dict[str, Any], document: _Document) -> List[Candidate]:
-  raw = record.get("long_answer_candidates")
-  if raw is None:
-    raise RecordProblem("missing candidates", "long_answer_candidates", "missing")
-  if not isinstance(raw, list):
-    raise RecordProblem("missing candidates", "long_answer_candidates",
-                   f"expected a list, got {type(raw).__name__}")
-  if not raw:
-    raise RecordProblem("missing candidates", "long_answer_candidates", "the list is empty")
+  raw = typed_field(record, "long_answer_candidates", list, "a list",
+                    malformed="missing candidates", missing="missing candidates",
+                    empty="missing candidates")
   out = []
   for i, candidate in enumerate(raw):
     field = f"long_answer_candidates[{i}]"

@@ -26,7 +26,7 @@ import os
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from tasks.common import input_parts
-from tasks.common.read_report import ReadReport, RecordProblem, object_with_id, tolerate
+from tasks.common.read_report import ReadReport, RecordProblem, object_with_id, text_field
 
 NUM_VISUAL_FEATURES = 20
 
@@ -183,11 +183,8 @@ def _key_phrases(record, with_labels: bool) -> Optional[List[List[str]]]:
 
 def parse_record(record: Any, with_labels: bool, repairs: List[RecordProblem]) -> OpenKpPage:
   url = object_with_id(record, "line", "url")
-  text = record.get("text")
-  if not isinstance(text, str) or not text.strip():
-    tolerate(RecordProblem("missing text", "text", "missing, empty or not a string"),
-             with_labels, repairs, "an empty prediction will be written")
-    text = ""
+  text = text_field(record, "text", "missing text", with_labels, repairs,
+                    "an empty prediction will be written")
   words = text.split(" ") if text else []   # VDOM word indices count single-space words
   elements = parse_vdom(record.get("VDOM"), len(words), repairs)
   return OpenKpPage(url, words, elements, _key_phrases(record, with_labels), record=record)

@@ -7,6 +7,7 @@ under its own reason.
 """
 
 import collections
+import dataclasses
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from absl import logging
@@ -15,7 +16,7 @@ import tensorflow as tf
 
 from etc_realformer.data.span_tokenization import OffsetTokenizer
 from tasks.common import input_parts
-from tasks.common.read_report import ReadReport, iter_records
+from tasks.common.read_report import ReadReport
 from tasks.wikihop import data
 from tasks.wikihop import features as wikihop_features
 from tasks.wikihop.sentences import sentence_splitter
@@ -24,9 +25,9 @@ from tasks.wikihop.sentences import sentence_splitter
 SKIP_REASON = "does not fit the lengths"
 
 
-def _parse_labelled(item, repairs) -> wikihop_features.WikiHopFeatureExample:
-  data.parse_item(item, True, repairs)   # the reader's checks (skips with its reasons)
-  return wikihop_features.from_item(item, with_labels=True)
+def _parse_labelled(item, with_labels, repairs) -> wikihop_features.WikiHopFeatureExample:
+  data.parse_item(item, with_labels, repairs)   # the reader's checks (skips with its reasons)
+  return wikihop_features.from_item(item, with_labels)
 
 
 def iter_training_examples(path: str, report: ReadReport,
@@ -34,8 +35,8 @@ def iter_training_examples(path: str, report: ReadReport,
                            ) -> Iterator[wikihop_features.WikiHopFeatureExample]:
   """The labelled examples of one part of a training file, streamed and counted in
   `report` (records, examples, skips by reason)."""
-  return iter_records(part.select(data.iter_items(path), "id"), report, _parse_labelled,
-                      "id", "item", lambda example: example.example_id)
+  reader = dataclasses.replace(data.READER, parse=_parse_labelled)
+  return reader.iter_training_examples(path, report, part)
 
 
 def to_feature_example(example, with_labels: bool) -> wikihop_features.WikiHopFeatureExample:
