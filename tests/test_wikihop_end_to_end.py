@@ -16,8 +16,10 @@ from tasks.wikihop.task import TASK
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(ROOT, "configs", "wikihop", "tiny_long.yaml")
 DEV_FILE = "benchmark_dev.json"
-OVERRIDES = ["features.long_seq_len=1024", "features.global_seq_len=128",
-             "features.max_num_sentences=40",   # candidates, query and documents take <= 85
+OVERRIDES = ["features.long_seq_len=1024", "features.global_seq_len=160",
+             # Candidates, query pieces and documents take up to 110 global tokens; an
+             # item with more than global_seq_len does not fit and predicts "".
+             "features.max_num_sentences=36",
              "train.num_train_steps=600", "train.warmup_steps=60"]
 
 
