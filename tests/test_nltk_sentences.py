@@ -1,4 +1,4 @@
-"""WikiHop's sentences: NLTK's sent_tokenize with NLTK's English Punkt
+"""The WikiHop official layout's sentences: NLTK's sent_tokenize with NLTK's English Punkt
 parameters, which ship with the package (pinned by digest), and a clear error without them."""
 
 import hashlib
@@ -7,9 +7,9 @@ import os
 import nltk
 import pytest
 
-from tasks.wikihop import sentences as wikihop_sentences
+from tasks.wikihop import official_sentences
 
-ENGLISH = os.path.join(wikihop_sentences.NLTK_DATA, "tokenizers", "punkt_tab", "english")
+ENGLISH = os.path.join(official_sentences.NLTK_DATA, "tokenizers", "punkt_tab", "english")
 
 # SHA-256 of the four files of NLTK's punkt_tab package (english), as NLTK's data index ships them.
 PUNKT_TAB_ENGLISH = {
@@ -26,7 +26,7 @@ def test_shipped_punkt_parameters_are_nltks(monkeypatch):
     with open(os.path.join(ENGLISH, name), "rb") as f:
       assert hashlib.sha256(f.read()).hexdigest() == digest, name
   # NLTK's own loader reads them, with no other copy on its search path.
-  monkeypatch.setattr(nltk.data, "path", [wikihop_sentences.NLTK_DATA])
+  monkeypatch.setattr(nltk.data, "path", [official_sentences.NLTK_DATA])
   params = nltk.tokenize.punkt.PunktTokenizer("english")._params  # pylint: disable=protected-access
   assert len(params.ortho_context) > 20000
   assert {"dr", "u.s", "inc", "c"} <= params.abbrev_types
@@ -46,15 +46,15 @@ def test_shipped_punkt_parameters_are_nltks(monkeypatch):
     ("   ", []), ("", []),
 ])
 def test_sentences_are_punkt_english(text, sentences):
-  assert wikihop_sentences.sentence_splitter()(text) == sentences
+  assert official_sentences.sentence_splitter()(text) == sentences
 
 
 def test_missing_data_is_a_clear_error(monkeypatch, tmp_path):
-  monkeypatch.setattr(wikihop_sentences, "NLTK_DATA", str(tmp_path))
+  monkeypatch.setattr(official_sentences, "NLTK_DATA", str(tmp_path))
   monkeypatch.setattr(nltk.data, "path", [str(tmp_path)])
-  wikihop_sentences.sentence_splitter.cache_clear()
+  official_sentences.sentence_splitter.cache_clear()
   try:
     with pytest.raises(ValueError, match="punkt_tab.*nltk.downloader punkt_tab"):
-      wikihop_sentences.sentence_splitter()
+      official_sentences.sentence_splitter()
   finally:
-    wikihop_sentences.sentence_splitter.cache_clear()
+    official_sentences.sentence_splitter.cache_clear()

@@ -1,5 +1,4 @@
-"""WikiHop model on Google's features: layer basics, serialisation, export serving the in-memory
-model. (Its side inputs, masking and loss by hand: test_wikihop_layout.py.)"""
+"""WikiHop model: loss by hand, serialisation, export serving the in-memory model."""
 
 import numpy as np
 import pytest
@@ -22,21 +21,32 @@ CONFIG = F.WikiHopFeatureConfig(long_seq_len=40, global_seq_len=16)
 
 
 def _batch(tmp_path, answers=("freedonia", "york")):
-  convert = records.converter(wf.tokenizer(tmp_path), CONFIG)
-  feats = [convert(F.from_item(wf.raw_item(answer=a), True), True) for a in answers]
-  return {name: tf.constant(value) for name, value in tfrecords.stack_features(
-      feats, list(F.MODEL_FEATURES) + ["label_id", "is_real_example"]).items()}
+  tok = wf.tokenizer(tmp_path)
+  feats = [F.convert_example(wf.example(answer=a), tok, CONFIG, True)[0] for a in answers]
+  return tfrecords.stack_features(feats, list(feats[0]))
+
+
+def test_loss_is_cross_entropy_over_candidates_only(tmp_path):
+  batch = _batch(tmp_path)
+  model = WikiHopModel(ENCODER)
+  logits = model(batch)["candidate_logits"].numpy()          # [2, G]
+  assert (logits[:, 3:] == -10000.0).all() and (logits[:, :3] > -100).all()
+  values = model.compute_losses(batch, {"candidate_logits": tf.constant(logits)})
+  shifted = logits[:, :3] - logits[:, :3].max(-1, keepdims=True)
+  log_p = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+  assert float(values["loss"]) == pytest.approx(-(log_p[0, 0] + log_p[1, 2]) / 2, rel=1e-5)
+  expected_acc = np.mean([logits[0, :3].argmax() == 0, logits[1, :3].argmax() == 2])
+  assert float(values["accuracy"]) == pytest.approx(expected_acc)
 
 
 def test_model_basics(tmp_path):
   batch = _batch(tmp_path)            # 3 candidates of 16 global tokens in each row
-  candidate = batch["global_token_type_ids"] == F.CANDIDATE_GLOBAL_TYPE_ID
 
   def call(model, x, training):
     # Zeros instead of -10000 outside the candidates: these would set rel_err's scale (and the
     # test loss), hiding the differences in the candidate logits.
     logits = model(x, training=training)["candidate_logits"]
-    return {"candidate_logits": tf.where(candidate, logits, 0.0)}
+    return {"candidate_logits": tf.where(x["candidate_mask"] > 0, logits, 0.0)}
 
   # Only global_output is read: the last layer's long-side attention cannot be trained.
   last = f"wikihop/encoder/layer_{ENCODER['num_hidden_layers'] - 1}"
@@ -58,25 +68,14 @@ def test_config_saved_model_and_export(tmp_path):
                              str(tmp_path / "export"))
   predictor = inference.Predictor.from_export(export)
   assert predictor.feature_config == CONFIG
-  inputs = {k: batch[k] for k in F.MODEL_FEATURES}
+  inputs = {k: batch[k] for k in records.INPUT_FEATURES}
   assert rel_err(predictor.run_batch(inputs)["candidate_logits"],
                  model(inputs)["candidate_logits"]) < 1e-6
-  examples = [wf.example(example_id=f"x{i}", item=wf.raw_item(id=f"x{i}")) for i in range(3)]
-  examples.append(wf.example(example_id="empty", candidates=[],
-                             item=wf.raw_item(id="empty", candidates=[])))
+  examples = [wf.example(example_id=f"x{i}") for i in range(3)] + [
+      wf.example(example_id="empty", candidates=[])]
   in_memory = inference.Predictor.from_model(model, CONFIG, wf.tokenizer(tmp_path))
   best = ["freedonia", "new york", "york"][int(np.argmax(expected[0, :3]))]
   assert predictor.predict(examples, batch_size=2) == in_memory.predict(examples) == {
       "x0": best, "x1": best, "x2": best, "empty": ""}
   with pytest.raises(FileNotFoundError, match="not a WikiHop export"):
     inference.Predictor.from_export(str(tmp_path))
-
-
-def test_old_package_layout_keys_name_the_change():
-  from tasks.common import finetuning  # pylint: disable=import-outside-toplevel
-  with pytest.raises(ValueError, match="max_query_pieces.*package layout was removed"):
-    TASK.parse_sections({"model": ENCODER, "features": {"max_query_pieces": 16},
-                         "train": {}}, "old.yaml")
-  with pytest.raises(ValueError, match="'package' was removed"):
-    F.WikiHopFeatureConfig(layout="package")
-  del finetuning

@@ -1,14 +1,14 @@
 """WikiHop (QAngaroo) behind the task contract: one JSON array of items in, {id: candidate} out.
 
-One layout, Google's: the converter (features, records, sentences), the model and the decoding
-are those of Google's ETC WikiHop code (docs/task_layouts.md#wikihop,
-docs/file_formats.md#wikihop).
+Layout and formats: docs/task_layouts.md#wikihop, docs/file_formats.md#wikihop. With
+`features.layout: official` the records, the model and the decoding are Google's
+(tasks.wikihop.official, official_records, official_model, official_decode).
 """
 
 from tasks.common import input_parts
 from tasks.common.task import Task
-from tasks.wikihop import baselines, data, inference, metrics, model, records
-from tasks.wikihop import features as features_lib
+from tasks.wikihop import baselines, data, features, inference, metrics, model, records
+from tasks.wikihop import official, official_model, official_records
 
 
 class WikiHopTask(Task):
@@ -32,27 +32,50 @@ class WikiHopTask(Task):
         yield from (s for s in item.get("supports") or [] if isinstance(s, str))
 
   def training_examples(self, input_path, report, part=input_parts.WHOLE):
-    """Streams the JSON array one item at a time, read as Google's converter reads it."""
-    return records.iter_training_examples(input_path, report, part)
+    """Streams the JSON array one item at a time."""
+    return data.iter_training_examples(input_path, report, part)
+
+  def training_features(self, input_path, tokenizer, feature_config, report, counts, log,
+                        part=input_parts.WHOLE):
+    """The official layout reads the items as Google's converter does (official_records)."""
+    if not inference.is_official(feature_config):
+      return super().training_features(input_path, tokenizer, feature_config, report, counts,
+                                        log, part)
+    examples = official_records.iter_training_examples(input_path, report, part)
+    return self.labelled_features(examples, tokenizer, feature_config, report, counts, log)
 
   def labelled_features(self, examples, tokenizer, feature_config, report, counts, log):
+    if inference.is_official(feature_config):
+      return official_records.training_features(examples, tokenizer, feature_config, counts,
+                                                log=log, source=report.path, report=report)
     return records.training_features(examples, tokenizer, feature_config, counts, log=log,
-                                     source=report.path, report=report)
+                                     source=report.path)
 
   def feature_lengths(self, feature_config):
-    return records.feature_lengths(feature_config)
+    if inference.is_official(feature_config):
+      return official_records.feature_lengths(feature_config)
+    return features.feature_lengths(feature_config)
 
   def parse_fn(self, feature_config):
-    return records.parse_fn(feature_config)
+    if inference.is_official(feature_config):
+      return official_records.parse_fn(feature_config)
+    return super().parse_fn(feature_config)
+
+  def build_model(self, model_config, feature_config):
+    if inference.is_official(feature_config):
+      return official_model.OfficialWikiHopModel(model_config, name=self.name)
+    return super().build_model(model_config, feature_config)
 
   def export_inputs(self, feature_config):
-    lengths = records.feature_lengths(feature_config)
-    return {name: lengths[name] for name in features_lib.MODEL_FEATURES}
+    if inference.is_official(feature_config):
+      lengths = official_records.feature_lengths(feature_config)
+      return {name: lengths[name] for name in official.MODEL_FEATURES}
+    return super().export_inputs(feature_config)
 
   def predict(self, predictor, examples, batch_size, source="", export_dir="", **options):
     try:
       return predictor.predict(examples, batch_size)
-    except ValueError as e:   # features.DoesNotFit, a candidate without pieces, a bad item
+    except ValueError as e:   # CandidatesDoNotFit, official.DoesNotFit, a bad item
       raise type(e)(f"{source}: {e}" if source else str(e)) from None
 
   def baselines(self, examples):

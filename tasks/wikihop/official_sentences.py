@@ -1,4 +1,4 @@
-"""WikiHop's sentences: `nltk.sent_tokenize`, as Google's converter cuts them.
+"""Sentences for the official WikiHop layout: `nltk.sent_tokenize`, as Google's converter.
 
 Google's WikiHop converter cuts every support document into sentences with
 `nltk.sent_tokenize(doc)`: NLTK's Punkt tokenizer with its trained English parameters
@@ -33,7 +33,7 @@ def sentence_splitter() -> Callable[[str], List[str]]:
   try:
     import nltk  # pylint: disable=import-outside-toplevel
   except ImportError:
-    raise ValueError("WikiHop: sentences need the NLTK package, a dependency "
+    raise ValueError("WikiHop official layout: sentences need the NLTK package, a dependency "
                      "of etc-realformer: run `bash .ci/setup` or `pip install nltk`") from None
   if NLTK_DATA not in nltk.data.path:
     nltk.data.path.append(NLTK_DATA)
@@ -41,8 +41,8 @@ def sentence_splitter() -> Callable[[str], List[str]]:
     nltk.data.find("tokenizers/punkt_tab/english/")
   except LookupError:
     raise ValueError(
-        "WikiHop: sentences need NLTK's English punkt_tab parameters, which "
+        "WikiHop official layout: sentences need NLTK's English punkt_tab parameters, which "
         f"ship with etc-realformer in {NLTK_DATA} but are not there (reinstall the package "
         "with `pip install -e .`, or run `python -m nltk.downloader punkt_tab`)") from None
-  logging.info("WikiHop: sentences from nltk.sent_tokenize (punkt_tab english)")
+  logging.info("WikiHop official layout: sentences from nltk.sent_tokenize (punkt_tab english)")
   return functools.partial(nltk.sent_tokenize, language="english")
