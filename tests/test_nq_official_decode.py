@@ -102,3 +102,27 @@ def test_examples_without_windows_get_a_null_answer_with_a_finite_score():
   null = result["predictions"][1]
   assert null["long_answer"]["start_token"] == -1 and null["short_answers"] == []
   assert np.isfinite(null["long_answer_score"]) and np.isfinite(null["short_answers_score"])
+
+
+def test_snapping_replaces_the_long_answer_by_the_top_level_candidate_holding_its_start():
+  from tasks.nq.data import Candidate, NqExample, Span   # pylint: disable=import-outside-toplevel
+  tokens = [f"w{i}" for i in range(20)]
+  example = NqExample(example_id=42, question="q", tokens=tokens, is_html=[False] * 20,
+                      start_bytes=[-1] * 20, end_bytes=[-1] * 20, annotations=[], has_bytes=False,
+                      candidates=[Candidate(Span(8, 12), True), Candidate(Span(10, 11), False),
+                                  Candidate(Span(12, 18), True)])
+  first = _window(la_start=[(3, 5.0)], la_end=[(4, 4.0), (6, 3.0)])
+  second = _window(la_start=[(3, 4.0)], la_end=[(6, 4.5)])
+  plain = od.decode_example(42, [first, second], POS)
+  assert (plain["long_answer"]["start_token"], plain["long_answer"]["end_token"]) == (10, 16)
+  # Token 10 lies in the top-level candidate [8, 12) (and in the nested [10, 11), skipped).
+  snapped = od.decode_example(42, [first, second], POS, snap_to=example)
+  assert snapped["long_answer"] == {"start_token": 8, "end_token": 12, "start_byte": -1,
+                                    "end_byte": -1}
+  assert snapped["long_answer_score"] == plain["long_answer_score"]
+  assert snapped["short_answers"] == plain["short_answers"]
+  # A start outside every top-level candidate keeps Google's span.
+  outside = NqExample(example_id=42, question="q", tokens=tokens, is_html=[False] * 20,
+                      start_bytes=[-1] * 20, end_bytes=[-1] * 20, annotations=[], has_bytes=False,
+                      candidates=[Candidate(Span(0, 5), True)])
+  assert od.decode_example(42, [first, second], POS, snap_to=outside) == plain

@@ -275,3 +275,29 @@ def test_finetunes_from_train_records_written_by_googles_pipeline(tmp_path):
   assert all(e["long_answer"]["start_byte"] == -1 for e in entries)
   scores = TASK.evaluate(os.path.join(FIXTURE, "input.jsonl.gz"), prediction)
   assert 0.0 <= scores["long-best-threshold-f1"] <= 1.0
+
+
+def test_html_tag_markers_option_names_each_tag():
+  tokenizer = _tokenizer()
+  words = list(nf.WORDS)
+  tokens = (["<P>"] + words[:4] + ["</P>", "<Table>", "<Tr>", "<Td>"] + words[4:6]
+            + ["</Td>", "</Tr>", "</Table>"])
+  example = data.parse_record(nf.record(8, "what", tokens), with_labels=True, repairs=[])
+  ids = official.official_ids(tokenizer.tokenizer)
+  google = official.document(example, tokenizer, ids)
+  tagged = official.document(example, tokenizer, ids, html_tag_markers=True)
+  html = np.asarray(example.is_html)[google.token_pos]                          # [P]
+  assert html.any() and (~html).any()
+  # Text pieces, owners and positions do not change; only the html pieces' ids.
+  assert tagged.token_ids[~html].tolist() == google.token_ids[~html].tolist()
+  assert tagged.token_pos.tolist() == google.token_pos.tolist()
+  assert set(google.token_ids[html].tolist()) <= {ids.html_open, ids.html_close}
+  assert tagged.token_ids[html].tolist() == [
+      features_lib.html_marker_id(example.tokens[p]) for p in google.token_pos[html]]
+  assert len(set(tagged.token_ids[html].tolist())) > 2
+
+
+def test_official_layout_options_are_refused_by_the_package_layout():
+  for option in ("html_tag_markers", "snap_long_answers_to_candidates"):
+    with pytest.raises(ValueError, match=f"{option}: an option of the official layout"):
+      features_lib.NqFeatureConfig(**{option: True})

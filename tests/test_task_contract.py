@@ -84,7 +84,7 @@ def test_a_task_missing_part_of_the_contract_is_a_clear_error():
     def baselines(self, examples):
       return {}
 
-  with pytest.raises(TypeError, match="does not set title, model_class, predictor_class"):
+  with pytest.raises(TypeError, match="does not set title, model_class, predictor_class, metrics"):
     Half()
 
 

@@ -39,6 +39,7 @@ from etc_realformer.training.distribution import Distribution
 from tasks.common import conversion
 from tasks.common import demo
 from tasks.common import finetuning
+from tasks.common import feature_config as feature_config_lib
 from tasks.common import input_parts
 from tasks.common import serving
 from tasks.common.read_report import ReadReport
@@ -76,7 +77,8 @@ class Task(abc.ABC):
     predictor_class: a tasks.common.serving.TaskPredictor subclass; its feature_config_class
       is the `features:` section (a tasks.common.feature_config.FeatureConfig).
     metrics: the scorer module: evaluate(gold, prediction, **options) -> metrics dict (gold and
-      prediction are paths or loaded contents) and format_metrics(metrics) -> text.
+      prediction are paths or loaded contents) and format_metrics(metrics) -> text; by default
+      the task folder's `metrics` module.
     headline_keys: the metrics printed as the demo's last line.
     prediction_file_name: the dev prediction file's name in a run or demo directory.
     predict_batch_size: the default number of examples (or windows) per model call.
@@ -104,9 +106,19 @@ class Task(abc.ABC):
   REQUIRED = ("name", "title", "model_class", "predictor_class", "metrics")
 
   def __init__(self):
+    if self.metrics is None and self.name:
+      try:
+        self.metrics = self.module("metrics")
+      except ModuleNotFoundError:
+        pass   # reported below with the other missing parts
     missing = [attribute for attribute in self.REQUIRED if not getattr(self, attribute)]
     if missing:
       raise TypeError(f"{type(self).__name__} does not set {', '.join(missing)} (tasks.common.task)")
+
+  def module(self, part: str):
+    """The task folder's module `part` (every task folder has the same modules:
+    tests/test_task_contract.py)."""
+    return importlib.import_module(f"tasks.{self.name}.{part}")
 
   @property
   def feature_config_class(self) -> type:
@@ -120,9 +132,10 @@ class Task(abc.ABC):
 
   # ------------------------------------------------------------------ the hooks a task writes
 
-  @abc.abstractmethod
   def read_examples(self, path: str, with_labels: bool) -> Tuple[List[Any], ReadReport]:
-    """Reads an official file: (examples, report of what was kept, skipped, repaired)."""
+    """Reads an official file: (examples, report of what was kept, skipped, repaired); by
+    default the task's `data.read_examples`."""
+    return self.module("data").read_examples(path, with_labels=with_labels)
 
   @abc.abstractmethod
   def training_texts(self, train_file: str) -> Iterable[str]:
@@ -136,9 +149,12 @@ class Task(abc.ABC):
     skips (counted in `report`) what cannot be labelled and adds figures (truncation, ...) to
     `counts`."""
 
-  @abc.abstractmethod
   def feature_lengths(self, feature_config) -> Dict[str, int]:
-    """The length of every stored feature (0 for a scalar) for parsing TFRecords."""
+    """The length of every stored feature (0 for a scalar) for parsing TFRecords; by default
+    `feature_lengths` of the task's `official` module for the official layout, else of its
+    `features` module."""
+    official = feature_config.layout == feature_config_lib.OFFICIAL_LAYOUT
+    return self.module("official" if official else "features").feature_lengths(feature_config)
 
   @abc.abstractmethod
   def baselines(self, examples: Sequence[Any]) -> Dict[str, Any]:

@@ -14,7 +14,7 @@ from tasks.common import input_parts
 from tasks.common import serving
 from tasks.common.feature_config import OFFICIAL_LAYOUT
 from tasks.common.task import Task
-from tasks.hotpotqa import (baselines, data, features, inference, metrics, model, official,
+from tasks.hotpotqa import (baselines, data, inference, metrics, model, official,
                             official_model, records)
 
 
@@ -23,14 +23,10 @@ class HotpotQaTask(Task):
   name, title = "hotpotqa", "HotpotQA"
   model_class = model.HotpotQaModel
   predictor_class = inference.Predictor
-  metrics = metrics
   headline_keys = ("f1", "sp_f1", "joint_f1")
   predict_batch_size = 8
   demo_sizes, demo_unit = (3000, 300), "questions"
   prediction_help = "{'answer': {...}, 'sp': {...}} JSON."
-
-  def read_examples(self, path, with_labels):
-    return data.read_examples(path, with_labels=with_labels)
 
   def training_texts(self, train_file):
     for record in data.iter_records_of(train_file):
@@ -61,11 +57,6 @@ class HotpotQaTask(Task):
                                         log=log)
     return records.training_features(examples, tokenizer, feature_config, report, counts,
                                      log=log)
-
-  def feature_lengths(self, feature_config):
-    if feature_config.layout == OFFICIAL_LAYOUT:
-      return official.feature_lengths(feature_config)
-    return features.feature_lengths(feature_config)
 
   def export_inputs(self, feature_config):
     lengths = self.feature_lengths(feature_config)

@@ -98,6 +98,12 @@ class NqFeatureConfig(feature_config.FeatureConfig):
   # (Google's include_unknown_rate_for_unanswerable); negative: 4 x null_window_keep_rate, as
   # Google's default.
   unanswerable_keep_rate: float = -1.0
+  # Official layout options (off: Google's behaviour). html_tag_markers: an html token becomes
+  # the marker of its tag name ("<P>", "</Table>", as the package layout writes them) instead of
+  # Google's one open and one close id. snap_long_answers_to_candidates: the predicted long
+  # answer becomes the top-level candidate holding its start token (official_decode.py).
+  html_tag_markers: bool = False
+  snap_long_answers_to_candidates: bool = False
 
   layouts = (feature_config.PACKAGE_LAYOUT, feature_config.OFFICIAL_LAYOUT)
 
@@ -118,6 +124,11 @@ class NqFeatureConfig(feature_config.FeatureConfig):
       raise ValueError(f"doc_stride: {self.doc_stride} is longer than a window's document part "
                        f"({self.long_seq_len} - {self.max_question_pieces}): pieces would be "
                        "skipped")
+    if self.layout != feature_config.OFFICIAL_LAYOUT:
+      for name in ("html_tag_markers", "snap_long_answers_to_candidates"):
+        if getattr(self, name):
+          raise ValueError(f"{name}: an option of the official layout (the package layout "
+                           "always writes tag markers and decodes whole candidates)")
     if not 0.0 <= self.null_window_keep_rate <= 1.0:
       raise ValueError(f"null_window_keep_rate: must be in [0, 1], got "
                        f"{self.null_window_keep_rate!r}")

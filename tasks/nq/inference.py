@@ -105,7 +105,8 @@ class Predictor(serving.TaskPredictor):
       entries = {}
       for example, token_pos, outputs in self.run(examples, batch_size):
         entries[example.example_id] = official_decode.decode_example(
-            example.example_id, outputs, token_pos)
+            example.example_id, outputs, token_pos,
+            snap_to=example if self.feature_config.snap_long_answers_to_candidates else None)
       return official_decode.finish([entries.get(e.example_id) or
                                      official_decode.null_prediction(e.example_id)
                                      for e in examples])

@@ -150,9 +150,12 @@ def _labels(example: NqExample) -> Dict[str, int]:
 
 
 def document(example: NqExample, tokenizer: OffsetTokenizer, ids: OfficialIds,
-             where: str = "", include_html_tokens: bool = True) -> Document:
+             where: str = "", include_html_tokens: bool = True,
+             html_tag_markers: bool = False) -> Document:
   """Stage 1 (see the module docstring). Without include_html_tokens (Google's Beam steps
-  always include them) html tokens give no piece. ValueError for an example id that is not an
+  always include them) html tokens give no piece; with html_tag_markers (not Google's) an html
+  token becomes the marker of its tag name (features.html_marker_id: "<P>", "</Table>", ...)
+  instead of one of Google's two html ids. ValueError for an example id that is not an
   integer."""
   if isinstance(example.example_id, bool) or not isinstance(example.example_id, int):
     raise ValueError(f"{where or 'example'}: field 'example_id': the official NQ layout stores "
@@ -168,11 +171,14 @@ def document(example: NqExample, tokenizer: OffsetTokenizer, ids: OfficialIds,
   text_pieces = iter(tokenizer.tokenize_many(text))
   token_ids, candidate_ids, token_pos = [], [], []
   for p, c in zip(positions, owners):
-    if example.is_html[p]:
-      pieces = (([ids.html_close] if example.tokens[p].startswith("</") else [ids.html_open])
-                if include_html_tokens else [])
-    else:
+    if not example.is_html[p]:
       pieces = next(text_pieces).ids
+    elif not include_html_tokens:
+      pieces = []
+    elif html_tag_markers:
+      pieces = [features_lib.html_marker_id(example.tokens[p])]
+    else:
+      pieces = [ids.html_close] if example.tokens[p].startswith("</") else [ids.html_open]
     token_ids.extend(pieces)
     candidate_ids.extend([c] * len(pieces))
     token_pos.extend([p] * len(pieces))
@@ -300,7 +306,8 @@ def convert_example(example: NqExample, tokenizer: OffsetTokenizer, config, is_t
   """One example -> the feature dicts of its windows (training drops answerless ones at the
   keep rates; prediction keeps all)."""
   ids = official_ids(tokenizer.tokenizer)
-  doc = document(example, tokenizer, ids, where, config.include_html_tokens)
+  doc = document(example, tokenizer, ids, where, config.include_html_tokens,
+                 config.html_tag_markers)
   return [f for _, f in windows(doc, config, ids, is_train)]
 
 

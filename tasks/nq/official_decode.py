@@ -25,6 +25,12 @@ which the scorer ignores, so short spans stay).
 
 An example without windows (its record could not be converted) gets a null answer; non-finite
 scores (a [CLS] logit of exactly 0) become the lowest finite score, so the JSON stays valid.
+
+Option `snap_long_answers_to_candidates` (features section; off in the etc_base / etc_large
+configs, where Google's rules are the point): the long answer becomes the top-level candidate
+holding its start token (the layout keeps only top-level candidates' tokens), with that
+candidate's byte offsets. The scorer counts a long answer only when it equals a candidate span
+exactly, and a start-to-end span rarely does.
 """
 
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -32,6 +38,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from tasks.nq import decode as package_decode
+from tasks.nq.data import NqExample
 
 TOP_K = 50
 MAX_SHORT_ANSWER_LEN = 32
@@ -124,13 +131,28 @@ def null_prediction(example_id) -> dict:
           "yes_no_answer": "NONE"}
 
 
+def snap_long_answer(entry: dict, example: NqExample) -> dict:
+  """The long answer replaced by the top-level candidate holding its start token (unchanged
+  when none does)."""
+  start = entry["long_answer"]["start_token"]
+  for candidate in example.candidates:
+    span = candidate.span
+    if candidate.top_level and span.start_token <= start < span.end_token:
+      entry["long_answer"] = example.span(span.start_token, span.end_token).to_json()
+      break
+  return entry
+
+
 def decode_example(example_id, outputs: Sequence[package_decode.WindowOutput],
                    token_pos: Sequence[np.ndarray],
-                   max_short_answer_len: int = MAX_SHORT_ANSWER_LEN) -> dict:
-  """One example's entry from its windows' outputs and token_pos [L] arrays."""
+                   max_short_answer_len: int = MAX_SHORT_ANSWER_LEN,
+                   snap_to: Optional[NqExample] = None) -> dict:
+  """One example's entry from its windows' outputs and token_pos [L] arrays; with `snap_to`
+  (the example), the long answer snapped to a candidate (see the module docstring)."""
   if not outputs:
     return null_prediction(example_id)
-  return joint_prediction(pool_windows(outputs, token_pos), example_id, max_short_answer_len)
+  entry = joint_prediction(pool_windows(outputs, token_pos), example_id, max_short_answer_len)
+  return snap_long_answer(entry, snap_to) if snap_to is not None else entry
 
 
 def finish(entries: List[dict]) -> dict:

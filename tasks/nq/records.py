@@ -69,7 +69,7 @@ def official_training_windows(examples: Iterable[NqExample], tokenizer: OffsetTo
         f"ids {ids.html_open} / {ids.html_close} (tasks/nq/official.py)")
   for i, example in enumerate(examples):
     doc = official.document(example, tokenizer, ids, f"training example {i + 1}",
-                            config.include_html_tokens)
+                            config.include_html_tokens, config.html_tag_markers)
     total = official.window_count(doc, config)
     counts["examples"] += 1
     counts["windows"] += total

@@ -11,8 +11,7 @@ from tasks.common import input_parts
 from tasks.common.feature_config import OFFICIAL_LAYOUT
 from tasks.common.read_report import ReadReport
 from tasks.common.task import Task
-from tasks.nq import (baselines, data, features, inference, metrics, model, official,
-                      official_model, records)
+from tasks.nq import baselines, data, inference, metrics, model, official_model, records
 
 
 class NqTask(Task):
@@ -20,7 +19,6 @@ class NqTask(Task):
   name, title = "nq", "Natural Questions"
   model_class = model.NqModel
   predictor_class = inference.Predictor
-  metrics = metrics
   headline_keys = metrics.MAIN_KEYS
   predict_batch_size = 8
   demo_sizes = (1500, 200)
@@ -28,9 +26,6 @@ class NqTask(Task):
   prediction_help = "The official predictions JSON."
   gold_help = "NQ gzipped JSONL file or glob with annotations."
   flag_aliases = {"gold_file": "gold_path", "prediction_file": "predictions_path"}
-
-  def read_examples(self, path, with_labels):
-    return data.read_examples(path, with_labels=with_labels)
 
   def input_files(self, path):
     return data.expand_paths(path)
@@ -53,11 +48,6 @@ class NqTask(Task):
       return records.official_training_windows(examples, tokenizer, feature_config, counts,
                                                log=log)
     return records.training_windows(examples, tokenizer, feature_config, counts, log=log)
-
-  def feature_lengths(self, feature_config):
-    if feature_config.layout == OFFICIAL_LAYOUT:
-      return official.feature_lengths(feature_config)
-    return features.feature_lengths(feature_config)
 
   def export_inputs(self, feature_config):
     lengths = self.feature_lengths(feature_config)

@@ -12,7 +12,7 @@ from etc_realformer.data import tfrecords
 from etc_realformer.io_utils import atomic_write_text
 from tasks.common import input_parts
 from tasks.common.task import Task
-from tasks.openkp import baselines, data, decode, features, inference, metrics, model, records
+from tasks.openkp import baselines, data, decode, features, inference, model, records
 
 
 class OpenKpTask(Task):
@@ -20,7 +20,6 @@ class OpenKpTask(Task):
   name, title = "openkp", "OpenKP"
   model_class = model.OpenKpModel
   predictor_class = inference.Predictor
-  metrics = metrics
   headline_keys = ("F1@3",)
   prediction_file_name = "dev_predictions.jsonl"
   demo_sizes, demo_unit = (1500, 200), "pages"

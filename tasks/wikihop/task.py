@@ -7,7 +7,7 @@ Layout and formats: docs/task_layouts.md#wikihop, docs/file_formats.md#wikihop. 
 
 from tasks.common import input_parts
 from tasks.common.task import Task
-from tasks.wikihop import baselines, data, features, inference, metrics, model, records
+from tasks.wikihop import baselines, data, features, inference, model, records
 from tasks.wikihop import official, official_model, official_records
 
 
@@ -16,13 +16,9 @@ class WikiHopTask(Task):
   name, title = "wikihop", "WikiHop"
   model_class = model.WikiHopModel
   predictor_class = inference.Predictor
-  metrics = metrics
   headline_keys = ("accuracy",)
   demo_sizes, demo_unit = (2000, 300), "items"
   prediction_help = "{id: candidate} JSON."
-
-  def read_examples(self, path, with_labels):
-    return data.read_examples(path, with_labels=with_labels)
 
   def training_texts(self, train_file):
     for item in data.iter_items(train_file):
