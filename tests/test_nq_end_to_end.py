@@ -61,9 +61,8 @@ def test_demo_beats_the_baselines(demo_run):
   model, first = scores(summary, "dev")
   assert model[LONG] >= first[LONG] + 0.05
   assert model[SHORT] > 0.0
-  # Fine-tuning scored dev with the in-memory model; the export gives the same answers.
-  for key in metrics_lib.MAIN_KEYS:
-    assert summary["in_memory_dev_metrics"][key] == pytest.approx(model[key], abs=0.02)
+  # Dev is scored once, through the export (the export's own fidelity: test_nq_model.py).
+  assert summary["in_memory_dev_metrics"] is None
 
 
 @pytest.mark.slow

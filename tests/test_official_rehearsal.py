@@ -2,8 +2,8 @@
 shipped (dropout, grad_checkpointing_period, optimizer, weight decay, no gradient accumulation)
 with only the sizes shrunk through the driver's --set, started from the official-layout fixture
 checkpoint (tests/fixtures/official_etc/released_layout: its vocabulary and encoder), on 2
-Horovod ranks, then the export predicted and scored by the driver's predict and evaluate
-commands, each in a fresh process as a user runs them.
+Horovod ranks, then the export predicted by the driver's predict command in a fresh process as
+a user runs it, and scored by the official scorer.
 
 The encoder sizes are the fixture's (2 layers, hidden 32, 4 heads, intermediate 64; vocabulary
 200 and relative_vocab_size 10, hence relative_pos_max_distance 3); the feature lengths those of
@@ -93,11 +93,10 @@ def test_official_recipe_rehearsal(task, tmp_path):
       "etc_document_bert/token_emb_lookup/embedding_table"]
   assert np.all(np.isfinite(moved)) and np.max(np.abs(moved)) > 1e-4
 
-  # The export, predicted and scored in plain processes (no Horovod).
+  # The export, predicted in a plain process (no Horovod) and scored by the official scorer
+  # (the evaluate command line is tested in each task's end-to-end file).
   prediction = str(tmp_path / "prediction")
   lf.run(lf.task_command(task, "predict", f"--export_dir={os.path.join(run, 'export')}",
                          f"--input_file={data['dev']}", f"--output_file={prediction}"))
-  scored = lf.run(lf.task_command(task, "evaluate", f"--gold_file={data['dev']}",
-                                  f"--prediction_file={prediction}"))
-  scores = json.loads(scored.stdout.strip().splitlines()[-1])
+  scores = importlib.import_module(f"tasks.{task}.task").TASK.evaluate(data["dev"], prediction)
   assert 0.0 <= scores[TASKS[task][2]] <= 1.0, scores

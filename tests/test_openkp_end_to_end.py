@@ -40,8 +40,8 @@ def test_demo_beats_the_baselines(demo_run):
   # floors leave room for run-to-run variation of a tiny model.
   _, summary = demo_run
   assert summary["dev_metrics"]["F1@3"] >= best_baseline(summary) + 0.20
-  assert summary["in_memory_dev_metrics"]["F1@3"] == pytest.approx(
-      summary["dev_metrics"]["F1@3"], abs=0.01)
+  # Dev is scored once, through the export (the export's own fidelity: test_openkp_model.py).
+  assert summary["in_memory_dev_metrics"] is None
 
 
 @pytest.mark.slow

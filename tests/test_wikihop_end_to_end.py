@@ -42,8 +42,8 @@ def test_demo_beats_the_baselines(demo_run):
   assert chance == pytest.approx(summary["chance_accuracy"])
   assert model["accuracy"] >= chance + 0.20
   assert model["accuracy"] >= baseline["accuracy"]
-  assert summary["in_memory_dev_metrics"]["accuracy"] == pytest.approx(model["accuracy"],
-                                                                       abs=0.01)
+  # Dev is scored once, through the export (the export's own fidelity: test_wikihop_model.py).
+  assert summary["in_memory_dev_metrics"] is None
 
 
 @pytest.mark.slow
