@@ -105,12 +105,17 @@ class Task(abc.ABC):
 
   REQUIRED = ("name", "title", "model_class", "predictor_class", "metrics")
 
-  def __init__(self):
-    if self.metrics is None and self.name:
+  def __init_subclass__(cls, **kwargs):
+    super().__init_subclass__(**kwargs)
+    # A class attribute, not instance state: a task object is pickled into worker processes
+    # (convert --num_workers), and modules do not pickle.
+    if cls.metrics is None and cls.name:
       try:
-        self.metrics = self.module("metrics")
+        cls.metrics = importlib.import_module(f"tasks.{cls.name}.metrics")
       except ModuleNotFoundError:
-        pass   # reported below with the other missing parts
+        pass   # __init__ reports it with the other missing parts
+
+  def __init__(self):
     missing = [attribute for attribute in self.REQUIRED if not getattr(self, attribute)]
     if missing:
       raise TypeError(f"{type(self).__name__} does not set {', '.join(missing)} (tasks.common.task)")
