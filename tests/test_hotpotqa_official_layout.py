@@ -319,13 +319,9 @@ def test_model_loss_is_googles_formula():
   np.testing.assert_allclose(got["loss"].numpy(), want, rtol=1e-5)
 
 
-def _google_records(path):
-  official_fixtures.write_google_records("hotpotqa", path)
-
-
 def test_trains_on_records_written_by_googles_pipeline(tmp_path):
   path = str(tmp_path / "google.tfrecord")
-  _google_records(path)
+  official_fixtures.write_google_records("hotpotqa", path)
   model = _model()
   dataset = tfrecords.make_dataset([path], None, 2, parse_fn=TASK.parse_fn(_config()))
   model.compile(optimizer=tf_keras.optimizers.Adam(1e-3))

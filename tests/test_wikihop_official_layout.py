@@ -277,13 +277,9 @@ def test_model_reads_googles_features_and_masks_non_candidates(tmp_path):
   np.testing.assert_allclose(losses["loss"].numpy(), want / (1 + 1e-5), rtol=1e-5)
 
 
-def _google_records(path):
-  official_fixtures.write_google_records("wikihop", path)
-
-
 def test_trains_on_records_written_by_googles_pipeline(tmp_path):
   path = str(tmp_path / "google.tfrecord")
-  _google_records(path)
+  official_fixtures.write_google_records("wikihop", path)
   config = _config()
   dataset = tfrecords.make_dataset([path], None, 2, parse_fn=TASK.parse_fn(config),
                                    repeat=True)

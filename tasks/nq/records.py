@@ -64,7 +64,7 @@ def official_training_windows(examples: Iterable[NqExample], tokenizer: OffsetTo
   """Labelled windows in Google's layout (tasks.nq.official), answerless ones kept at Google's
   rates; `counts` gathers windows by kind."""
   ids = official.official_ids(tokenizer.tokenizer)
-  if ids.html_fallback:
+  if ids.html_fallback and not config.html_tag_markers:
     log("official NQ layout: the vocabulary lacks Google's html pieces; html tags use "
         f"ids {ids.html_open} / {ids.html_close} (tasks/nq/official.py)")
   for i, example in enumerate(examples):
