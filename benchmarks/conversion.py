@@ -4,12 +4,11 @@ records, peak memory with 1 and 2 worker processes, the projected wall time of t
 training sets on a 16-core host, and (with --profile) where a conversion's time goes.
 
 Inputs: synthetic files in the official formats, generated once into --data_dir.
---data_style benchmark (the default) uses the long, realistic-length generators
-(`synthetic_data/<task>_benchmark.py`): NQ pages of about 3,000 text words with their html
-(tables, lists, navigation boxes; about 3,500 document tokens), HotpotQA items of about 1,000
-words, WikiHop items of about 1,300 words, OpenKP pages of about 800 words. --data_style demo
-uses the short demo generators: NQ pages padded with neutral sentences to --nq_page_words
-(about 3,000) words, HotpotQA questions of ten short paragraphs, WikiHop items, OpenKP pages.
+--data_style is the preset of each task's one generator (`synthetic_data/<task>.py`):
+benchmark (the default) writes NQ pages of about 3,000 text words with their html (tables,
+lists, navigation boxes; about 3,500 document tokens), HotpotQA items of about 1,000 words,
+WikiHop items of about 1,300 words, OpenKP pages of about 800 words; short writes the short
+preset (fewer, shorter paragraphs), for a quick look.
 NQ is written as 4 gzipped shards, the others as one file each. Vocabulary: a 2,000-piece
 WordPiece vocabulary learned from each training file (as the demos). Features:
 configs/<task>/tiny.yaml and the real settings (configs/nq/base.yaml: 4096 long / 256 global,
@@ -70,7 +69,7 @@ towards Python-heavy code; the unprofiled rates are the rows above.
       --profile python,auto --output benchmarks/results/conversion_backends.json
       # ~4 min on 2 cores shared with two other jobs, after ~30 s making the inputs
   python benchmarks/conversion.py --tasks nq --configs base --workers 1 --nq_examples 32
-  python benchmarks/conversion.py --data_style demo --backends auto   # the earlier inputs
+  python benchmarks/conversion.py --data_style short --backends auto   # short inputs, a quick look
   python benchmarks/conversion.py --configs base --workers 1 --backends auto --nq_examples 200 \\
       --hotpotqa_examples 400 --wikihop_examples 400 --openkp_examples 400 \\
       --baseline BEFORE --repeats 2 --gc default,freeze,freeze+threshold \\
@@ -113,7 +112,7 @@ TRAINING_SETS = {"nq": (307_373, "50 gzipped JSONL shards"),
                  "hotpotqa": (90_447, "one JSON array"),
                  "wikihop": (43_738, "one JSON array"),
                  "openkp": (134_000, "one JSONL file")}
-DATA_STYLES = ("benchmark", "demo")
+DATA_STYLES = ("benchmark", "short")
 # WordPieceTokenizer backends: the pure-Python reference (before the fast path) and the default.
 BACKENDS = ("python", "auto")
 DEFAULT_BACKEND = "auto"   # what a worker process builds (tasks.common.task.PartFeatures)
@@ -154,7 +153,7 @@ def _write_inputs(directory, args):
   """Synthetic training files ({task: path or glob}), reused while the sizes and style are
   unchanged (new ones drop the vocabularies learned from the old)."""
   from synthetic_data import writer  # pylint: disable=g-import-not-at-top
-  info = {"data_style": args.data_style, "nq": [args.nq_examples, args.nq_page_words],
+  info = {"data_style": args.data_style, "nq": args.nq_examples,
           "hotpotqa": args.hotpotqa_examples, "wikihop": args.wikihop_examples,
           "openkp": args.openkp_examples}
   paths = {"nq": os.path.join(directory, "nq", "train-*.jsonl.gz"),
@@ -172,28 +171,18 @@ def _write_inputs(directory, args):
   for old in glob.glob(os.path.join(directory, "nq", "train-*.jsonl.gz")):
     os.remove(old)
   per_file = args.nq_examples // NQ_FILES
-  if args.data_style == "benchmark":
-    # pylint: disable=g-import-not-at-top
-    from synthetic_data import hotpotqa_benchmark, nq_benchmark, openkp_benchmark
-    from synthetic_data import wikihop_benchmark
-    # pylint: enable=g-import-not-at-top
-    for i in range(NQ_FILES):
-      writer.write_jsonl(os.path.join(directory, "nq", f"train-{i:02d}.jsonl.gz"),
-                         nq_benchmark.generate_examples(per_file, seed=i), compress=True)
-    writer.write_json(paths["hotpotqa"],
-                      hotpotqa_benchmark.generate_examples(args.hotpotqa_examples, seed=0))
-    writer.write_json(paths["wikihop"],
-                      wikihop_benchmark.generate_examples(args.wikihop_examples, seed=0))
-    writer.write_jsonl(paths["openkp"],
-                       openkp_benchmark.generate_examples(args.openkp_examples, seed=0))
-  else:
-    from synthetic_data import hotpotqa, nq, openkp, wikihop  # pylint: disable=g-import-not-at-top
-    for i in range(NQ_FILES):
-      nq.write_jsonl_gz(nq.generate_examples(per_file, seed=i, page_words=args.nq_page_words),
-                        os.path.join(directory, "nq", f"train-{i:02d}.jsonl.gz"))
-    hotpotqa.write_dataset(paths["hotpotqa"], args.hotpotqa_examples, seed=0)
-    writer.write_json(paths["wikihop"], wikihop.generate_examples(args.wikihop_examples, seed=0))
-    writer.write_jsonl(paths["openkp"], openkp.generate_pages(args.openkp_examples, seed=0))
+  # pylint: disable=g-import-not-at-top
+  from synthetic_data import hotpotqa, nq, openkp, wikihop
+  # pylint: enable=g-import-not-at-top
+  preset = args.data_style
+  for i in range(NQ_FILES):
+    writer.write_jsonl(os.path.join(directory, "nq", f"train-{i:02d}.jsonl.gz"),
+                       nq.generate_examples(per_file, seed=i, preset=preset), compress=True)
+  for task, module in (("hotpotqa", hotpotqa), ("wikihop", wikihop)):
+    writer.write_json(paths[task], module.generate_examples(getattr(args, f"{task}_examples"),
+                                                            seed=0, preset=preset))
+  writer.write_jsonl(paths["openkp"],
+                     openkp.generate_examples(args.openkp_examples, seed=0, preset=preset))
   writer.write_json(marker, info)
   return paths
 
@@ -637,11 +626,9 @@ def main():
                       help="backends to profile each task's real-settings conversion with "
                            "(one worker, cProfile), e.g. auto; empty: no profile")
   parser.add_argument("--data_style", default="benchmark", choices=DATA_STYLES,
-                      help="benchmark: realistic-length inputs (synthetic_data/*_benchmark.py); "
-                           "demo: the short demo generators, NQ padded to --nq_page_words")
+                      help="the generators' preset: benchmark (realistic lengths) or short")
   parser.add_argument("--shards", type=int, default=4)
   parser.add_argument("--nq_examples", type=int, default=192)
-  parser.add_argument("--nq_page_words", type=int, default=3000, help="--data_style demo only")
   parser.add_argument("--hotpotqa_examples", type=int, default=1200)
   parser.add_argument("--wikihop_examples", type=int, default=1200)
   parser.add_argument("--openkp_examples", type=int, default=1200)
@@ -735,7 +722,6 @@ def main():
   print()
   print(_tables(rows, comparison, trees, projection, profiles))
   result = {"benchmark": "conversion", "data_style": args.data_style,
-            "nq_page_words": args.nq_page_words if args.data_style == "demo" else None,
             "nq_input_files": NQ_FILES, "shards": args.shards, "vocab_size": VOCAB_SIZE,
             "input_lengths": lengths, "backends": backends,
             "projection_assumption": "linear in the workers at the 1 -> 2 efficiency: rate(16) = "

@@ -1,6 +1,6 @@
 """What `train.deterministic` costs, and what it buys: step time and repeatability, side by side.
 
-One training step of the benchmark-style demos' encoder (configs/hotpotqa/tiny_long.yaml's
+One training step of the benchmark-style demos' encoder (configs/hotpotqa/tiny.yaml's
 model: 2 layers, 64 wide; batch 8 x 2,048 long and 128 global tokens; the gradient of a sum of
 squares of both outputs, applied by Adam) is timed in child processes, the two modes
 interleaved:
@@ -45,7 +45,7 @@ def _one(mode, steps, repeats):
     determinism.enable()
   tf_keras.utils.set_random_seed(0)
   root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-  config = run_config.load_run_config(os.path.join(root, "configs", "hotpotqa", "tiny_long.yaml"),
+  config = run_config.load_run_config(os.path.join(root, "configs", "hotpotqa", "tiny.yaml"),
                                       ("features", "train"))["model"]
   model = EtcModel(EtcConfig.from_dict(config))
   rng = np.random.default_rng(0)

@@ -6,8 +6,8 @@ on every run of text it provably tokenizes alike, the reference on the rest; bac
 default, is the same after its first 100,000 characters). Both run in this one process, one
 after the other, on the same texts, and their outputs are compared in full.
 
-Inputs: benchmark-style synthetic NQ pages (`synthetic_data.nq_benchmark`, about 3,000 words
-each) and WikiHop documents (`synthetic_data.wikihop_benchmark`), English with some accented
+Inputs: benchmark-style synthetic NQ pages (`synthetic_data.nq`'s benchmark preset, about 3,000
+words each) and WikiHop documents (`synthetic_data.wikihop`), English with some accented
 names, dashes and middle dots. Vocabulary: pretrained/tiny_english/vocab.txt (1,931 pieces) unless
 --vocab names another. Workloads:
   sentences   `tokenize` on the documents cut into sentences, --batch sentences per call
@@ -44,10 +44,10 @@ BACKENDS = ("python", "tensorflow_text")
 
 def _inputs(args):
   """{workload: list of calls, each a list of texts}."""
-  from synthetic_data import nq_benchmark, wikihop_benchmark  # pylint: disable=g-import-not-at-top
-  records = nq_benchmark.generate_examples(args.nq_pages, seed=args.seed)
-  pages = [nq_benchmark.text_of(r) for r in records]
-  items = wikihop_benchmark.generate_examples(args.wikihop_items, seed=args.seed)
+  from synthetic_data import nq, wikihop  # pylint: disable=g-import-not-at-top
+  records = nq.generate_examples(args.nq_pages, seed=args.seed)
+  pages = [nq.text_of(r) for r in records]
+  items = wikihop.generate_examples(args.wikihop_items, seed=args.seed)
   documents = pages + [text for item in items for text in item["supports"]]
   sentences = [s for doc in documents for s in re.split(r"(?<=[.!?])\s+", doc) if s]
   page_words = [[t["token"] for t in r["document_tokens"] if not t["html_token"]]

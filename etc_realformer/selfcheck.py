@@ -33,6 +33,10 @@ Under horovodrun every rank runs the checks and only rank 0 prints. The last lin
 one JSON object with each check's status ("pass", "fail" or "skip"), the tokens per second and
 the blocked-vs-dense difference (--output_dir also gets every number, in device_check.json);
 the exit code is 1 when any check failed.
+
+Why one module of about 600 lines: it is a command a user runs first on a new machine; the
+encoder check and the device checks share the model builder, the timing helpers and the JSON
+report, and a single file is what a user reads to see what was checked.
 """
 
 import contextlib

@@ -1,52 +1,84 @@
-"""Small synthetic HotpotQA (distractor setting) data in the official JSON format.
+"""Synthetic HotpotQA (distractor setting) in the official JSON format: one generator, two presets.
 
-Each item is an invented world of people, towns, countries and companies with short
-Wikipedia-like paragraphs. Its facts are drawn afresh, so answers must be read, not memorised;
-the names come from one fixed lexicon of a few hundred invented words (the same for every seed),
-so a small WordPiece vocabulary covers train and dev alike. Bridge questions ask for the country
-of a person's birthplace, or the founding year or home town of the company a person founded.
-Comparison questions ask whether two towns share a country, whether one person is older, whether
-two people share an occupation (yes/no, roughly balanced) or who was born first (a name). Each
-item has 2 gold paragraphs and 8 shuffled distractors of the same kinds; in "medium" and "hard"
-items some distractors share a name or a country with the question's entities.
+Each item is an invented world of people, towns, countries and companies whose facts are drawn
+afresh, so answers must be read, not memorised; items are one JSON array of {_id, question,
+answer, supporting_facts, context, type, level}, which `tasks/hotpotqa/data.py` reads unchanged.
+Items are written in several independent *template families*. A family is one way of writing
+the same facts: its own phrasing of every fact (active, passive, appositive, parenthetical, a
+fact split over two sentences with a pronoun), its own date format, its own question phrasings,
+where the answer-bearing sentences sit (the first sentence, early, anywhere, or in the second
+half of a paragraph) and its own distractor style (how often the distractor paragraphs mention
+the question's entities in another relation). Background prose comes from large pools of long
+sentence patterns per entity kind, so paragraphs rarely repeat a sentence. Splits hold out whole
+families (`HELD_OUT_FAMILIES`) as well as names (`UNSEEN_LEXICON`), so a score on
+`dev_unseen_templates` measures reading, not template or name memory.
 
-The same seed always gives identical items (one `random.Random(seed)`, fixed-order lists).
-Generate train and dev with different seeds: `ensure_demo_data` uses `seed` and
-`seed + DEV_SEED_OFFSET`, so their ids and items differ. Pure Python: importing this module,
-generating items or writing them never loads TensorFlow.
+Presets (`PRESETS`): the same code with a few knobs changed (`Preset`).
+  "benchmark" (the default): items as long as the real benchmark's. Targets, from Yang et al.
+    2018, "HotpotQA: A Dataset for Diverse, Explainable Multi-hop Question Answering" (EMNLP):
+    10 paragraphs per question (2 gold, 8 distractors retrieved by bigram TF-IDF with the
+    question, so distractors share words with the question), each the first paragraph of a
+    Wikipedia article; about 80% bridge and 20% comparison questions; supporting facts are
+    sentences. The ETC paper (Ainslie et al. 2020, "ETC: Encoding Long and Structured Inputs in
+    Transformers") gives about 1,300 word pieces per input. Matched here: words per item
+    (question, titles and sentences) median 900-1,100 and p90 about 1,500 (bands tested: median
+    850-1,150, p90 1,250-1,750); paragraphs of 2 to 13 sentences (median 4; 5 in the held-out
+    families, which give more facts a sentence of their own); 10 paragraphs per item, 8 or 9 in
+    about 3% of items. Measured on 400 train items: words median about 960, p90 about 1,520.
+    Word pieces with the shipped 1,931-piece English vocabulary are about twice the words
+    (invented names split into many pieces).
+  "short": small items for fast tests and quick looks: 8 paragraphs (2 gold, 6 distractors)
+    of mostly 2 to 5 sentences (more only where a paragraph's facts need them), few attribution
+    tails, no added sentences per item; one train family ("encyclopedic") and one held-out
+    family ("archival"). Measured on 400 train items: words mean about 460 (word pieces about
+    970), held-out-family items about 490: as long as the items of the single-phrasing demo
+    generator it replaced (about 435 words, 1,000 pieces, in 10 paragraphs of short sentences).
 
-Splits about unseen entities (`names="unseen"`) draw every name from `UNSEEN_LEXICON`: pools
-shaped like `LEXICON`'s with none of its words (only the affixes "O'" and "-on-Sea/Hill/Marsh",
-`NAME_AFFIX_WORDS`, are common to both), so a model that memorised the train names gains
-nothing on them; template words (occupations, "Works", "River", ...) are shared.
-`ensure_demo_data` writes two: dev_unseen (`seed + UNSEEN_DEV_SEED_OFFSET`) and test_unseen
-(`seed + UNSEEN_TEST_SEED_OFFSET`), each of `num_dev` items, each from its own generator, so
-train and dev are the same as without them.
+Names come from one fixed lexicon of a few hundred invented words (`LEXICON`, the same for every
+seed), so a small WordPiece vocabulary covers train and dev alike. The unseen-name splits draw
+every name from `UNSEEN_LEXICON`: pools shaped like `LEXICON`'s with none of its words (only the
+affixes "O'" and "-on-Sea/Hill/Marsh", `NAME_AFFIX_WORDS`, are common to both); template words
+(occupations, "Works", "River", ...) are shared.
+
+Question kinds: bridge (the country of a person's birthplace, the founding year or home town of
+the company a person founded) and comparison (same country, older, born first, same
+occupation). Every answer is a span of a gold paragraph's supporting sentence or yes/no, and the
+supporting facts are exactly the sentences that state the needed facts. Pure Python (standard
+library only); never loads TensorFlow. The same arguments always give identical records (one
+`random.Random` per call, no string hashing, no set iteration in the output).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import math
 import os
 import random
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from synthetic_data import lexicon, writer
 from synthetic_data.lexicon import DIRECTIONS, MONTHS
 
-NUM_PARAGRAPHS = 10
-DEV_SEED_OFFSET = 1_000_003
-UNSEEN_DEV_SEED_OFFSET = 2_000_029
-UNSEEN_TEST_SEED_OFFSET = 3_000_017
-TRAIN_FILENAME = "synthetic_train.json"
-DEV_FILENAME = "synthetic_dev.json"
-DEV_UNSEEN_FILENAME = "synthetic_dev_unseen.json"
-TEST_UNSEEN_FILENAME = "synthetic_test_unseen.json"
-INFO_FILENAME = "synthetic_info.json"
-# Raise when the generated data changes: demo data is then rewritten. 2: the unseen-name splits
-# (train and dev are byte-identical to version 1's).
-GENERATOR_VERSION = 2
+# Raise when a preset's data changes: demo data is then rewritten.
+GENERATOR_VERSION = 1
+PRESETS = ("benchmark", "short")
+FAMILIES = ("encyclopedic", "narrative", "register", "archival", "digest")
+TRAIN_FAMILIES = FAMILIES[:3]
+HELD_OUT_FAMILIES = FAMILIES[3:]
+SPLITS = ("train", "dev", "dev_unseen", "dev_unseen_templates", "test_unseen_templates")
+NUM_PARAGRAPHS = 10          # paragraphs per item at most (the benchmark preset's count)
+BRIDGE_SHARE = 0.8           # the paper: about 80% bridge, 20% comparison questions
+SHORT_ITEM_RATE = 0.03       # a few real items have fewer than 10 paragraphs
+INFO_FILENAME = "benchmark_info.json"
+# Split -> (file name, seed offset, names, held-out families?).
+_SPLIT_FILES = {
+    "train": ("benchmark_train.json", 0, "seen", False),
+    "dev": ("benchmark_dev.json", 1_000_003, "seen", False),
+    "dev_unseen": ("benchmark_dev_unseen.json", 2_000_029, "unseen", False),
+    "dev_unseen_templates": ("benchmark_dev_unseen_templates.json", 4_000_037, "unseen", True),
+    "test_unseen_templates": ("benchmark_test_unseen_templates.json", 5_000_011, "unseen", True),
+}
 NAME_CHOICES = ("seen", "unseen")
 BRIDGE_KINDS = ("birth_country", "company_year", "company_town")
 COMPARISON_KINDS = ("town_country", "older", "born_first", "same_occupation")
@@ -56,8 +88,6 @@ OCCUPATIONS = ("painter", "sculptor", "poet", "novelist", "composer", "architect
 INDUSTRIES = {"Works": "engineering", "Mills": "flour", "Foundry": "metal", "Press": "publishing",
               "Brewery": "brewing", "Textiles": "textile", "Motors": "car", "Records": "music"}
 PRODUCTS = ("lamp", "engine", "loom", "kettle", "radio", "bicycle", "clock", "stove")
-LANDMARKS = ("stone bridge", "wool market", "spring fair", "old harbour", "clock tower",
-             "town hall", "glass works", "chapel")
 _LEVELS = ("easy", "medium", "hard")
 
 # ----------------------------------------------------------------------------- lexicon
@@ -142,11 +172,6 @@ class Company:
   established: int
 
 
-def _date(date: Tuple[int, int, int]) -> str:
-  """(year, month, day) as "3 May 1921"."""
-  return f"{date[2]} {MONTHS[date[1] - 1]} {date[0]}"
-
-
 def _article(word: str) -> str:
   """The word with "a" or "an"."""
   return ("an " if word[0] in "aeiou" else "a ") + word
@@ -201,164 +226,790 @@ class _World:
         established=rng.randint(1840, 2000)), fields)
 
 
-# ----------------------------------------------------------------------------- paragraphs
+# ----------------------------------------------------------------------------- fact templates
+# Family -> template name -> phrasings. Slots: person {name} {He} {he} {His} {his} {him} {was}
+# {a_occ} {lived} {birth} {death} {age} {town} {company} {direction}; town {town} {country}
+# {direction} {river} {year}; company {company} {a_industry} {industry} {town} {year}.
+# No literal run of four or more words is shared between a train and a held-out family (the
+# tests check this on rendered items), so held-out families are new phrasings, not new names.
+
+FACT_TEMPLATES: Dict[str, Dict[str, Tuple[str, ...]]] = {
+    "encyclopedic": {
+        "person_lead": (
+            "{name} ({lived}) {was} {a_occ} whose work drew wide attention in {his} lifetime.",
+            "{name} ({lived}) {was} {a_occ} and a respected teacher of the craft."),
+        "person_birthplace": (
+            "{He} was born in the town of {town} and attended the local school there.",
+            "{He} was born and raised in {town}, where {his} parents ran a shop."),
+        "person_founded": (
+            "{He} later founded {company}, which {he} led for many years.",
+            "{He} is best known as the founder of {company}."),
+        "town_lead_country": (
+            "{town} is a town in {country}, close to the banks of the {river} River.",
+            "{town} is a small market town in the {direction} of {country}."),
+        "town_lead": ("{town} is a town on the {river} River.",),
+        "town_country": ("It lies in the {direction} of {country}.",),
+        "company_lead_town": ("{company} is {a_industry} company with its head office in {town}.",),
+        "company_lead": ("{company} is {a_industry} company with a long history.",),
+        "company_town": ("Its headquarters are in {town}, near the railway station.",),
+        "company_established": ("The company was established in {year}.",
+                                "The company was founded in {year} with a small loan."),
+    },
+    "narrative": {
+        "person_lead": (
+            "{name} came into the world on {birth} and grew up in modest circumstances.",
+            "The long story of {name} begins on {birth}."),
+        "person_occupation": (
+            "By trade {he} {was} {a_occ}, a calling that {he} took up while still young.",
+            "{He} chose the life of {a_occ} at an early age and never regretted it."),
+        "person_death": ("{He} died on {death}, after a short illness.",),
+        "person_occupation_birthplace": (
+            "{He} grew up to be {a_occ} in {town}, the very town in which {he} had been born.",),
+        "person_birthplace": (
+            "{His} childhood was spent in {town}, the town of {his} birth.",
+            "{town} was the place of {his} birth, and {he} returned there often."),
+        "person_founded": (
+            "{He} went on to start a business of {his} own, which {he} called {company}.",
+            "In time {he} set up {company}, a venture that would outlast {him}."),
+        "town_lead": ("{town} is a settlement on the banks of the {river}.",
+                      "The {river} River flows past {town} on its way to the sea."),
+        "town_country": ("The town has always been part of {country}.",
+                         "Today it belongs to {country}, as it has for centuries."),
+        "company_lead": ("{company} began life as a small {industry} workshop.",),
+        "company_established": ("{company} opened its doors in {year}.",
+                                "Its doors first opened to customers in {year}."),
+        "company_town": ("From the start, the firm has had its home in {town}.",
+                         "{town} has been home to the firm since its very first day."),
+    },
+    "register": {
+        "person_lead": ("{name}, {a_occ} by profession, was born on {birth}.",),
+        "person_lead_birthplace": (
+            "{name} (born on {birth} at {town}) {was} {a_occ} of considerable standing in "
+            "{his} field.",),
+        "person_birthplace": ("{His} place of birth was the town of {town}.",),
+        "person_founded": ("{He} was the founder and first director of {company}.",),
+        "person_death": ("{He} passed away on {death} at the age of {age}.",),
+        "town_lead_country": (
+            "{town} ({country}) is a town of the {direction}ern part of the country.",),
+        "town_lead": ("{town} is an old settlement, first recorded in {year}.",),
+        "town_country": ("Administratively, the town forms part of {country}.",),
+        "company_lead_town": ("{company} ({town}) is {a_industry} firm of the old school.",),
+        "company_lead": ("{company} is {a_industry} firm of the old school.",),
+        "company_town": ("The firm's registered seat is in {town}.",),
+        "company_established": ("The firm was incorporated in {year}.",
+                                "{company} was incorporated in the year {year}."),
+    },
+    "archival": {
+        "person_lead": (
+            "{name} is remembered above all for {his} patience and {his} many friendships.",
+            "{name} appears in many accounts of the period as a generous and restless figure."),
+        "person_birth": ("According to parish records, {name} was born on {birth}.",
+                         "The records give {birth} as the date on which {name} was born."),
+        "person_birth_birthplace": (
+            "Parish records show that {name} was born in {town} on {birth}.",),
+        "person_occupation": (
+            "The profession that {he} followed throughout was that of {a_occ}.",
+            "Trained as {a_occ}, {he} practised that profession until late in life."),
+        "person_death": ("{His} death on {death} was widely reported in the press.",),
+        "person_birthplace": (
+            "It was in {town} that {he} was born, the youngest of several children.",
+            "{town}, a town some way from the coast, is where {name} was born."),
+        "person_founded": ("{company}, a firm still active today, was founded by {name}.",
+                           "The founding of {company} was the work of {name}."),
+        "town_lead": (
+            "{town} has been a market for the surrounding farms since the middle ages.",),
+        "town_country": ("The country in which {town} lies is {country}.",
+                         "{country} is the country to which the town belongs."),
+        "company_lead": ("{company} is a name familiar to many in the {industry} trade.",),
+        "company_established": ("The year {year} saw the establishment of {company}.",
+                                "It was in {year} that the firm was first established."),
+        "company_town": ("{town} is the town where the firm has its main offices.",
+                         "The main offices of the firm are located in {town}."),
+    },
+    "digest": {
+        "person_lead": (
+            "{name} {was} {a_occ} active mainly in the {direction} of the country.",),
+        "person_birth": ("{name}'s date of birth is recorded as {birth}.",
+                         "Born {birth}, {name} showed an early gift for the work."),
+        "person_birth_birthplace": (
+            "{name}, born {birth} in {town}, came from a family of modest means.",),
+        "person_death": ("{His} life came to an end on {death}.",),
+        "person_birthplace": (
+            "{name} hailed from {town}, a town where {his} family had lived for generations.",
+            "{name} was a native of {town}, where {he} first saw the light of day."),
+        "person_founded": ("{name} established {company} with money borrowed from friends.",
+                           "It is {name} whom {company} counts as its founder."),
+        "town_lead_country": (
+            "{town}, which lies in {country}, stands on both banks of the {river}.",),
+        "town_lead": ("{town} stands on both banks of the {river}.",),
+        "town_country": (
+            "{country} is the state to which {town} has belonged since the old treaties.",),
+        "company_lead_town": (
+            "{company}, a concern in the {industry} trade, is headquartered in {town}.",),
+        "company_lead": ("{company} is a concern in the {industry} trade.",),
+        "company_town": ("Its head office stands in {town}.",),
+        "company_established": ("{company} traces its origins to {year}.",
+                                "The firm's founding year is {year}."),
+    },
+}
+
+# Family -> question kind -> phrasings ({p}: the bridge person; {a}, {b}: the compared pair).
+QUESTION_TEMPLATES: Dict[str, Dict[str, Tuple[str, ...]]] = {
+    "encyclopedic": {
+        "birth_country": ("In which country is the town where {p} was born?",
+                          "{p} was born in a town in which country?"),
+        "company_year": ("In what year was the company founded by {p} established?",
+                         "When was the company that {p} founded established?"),
+        "company_town": ("In which town is the company founded by {p} based?",
+                         "Where is the company that {p} founded based?"),
+        "town_country": ("Are {a} and {b} in the same country?",
+                         "Do {a} and {b} lie in the same country?"),
+        "older": ("Is {a} older than {b}?", "Was {a} born before {b}?"),
+        "born_first": ("Who was born first, {a} or {b}?",
+                       "Which person was born earlier, {a} or {b}?"),
+        "same_occupation": ("Did {a} and {b} have the same occupation?",
+                            "Were {a} and {b} of the same profession?"),
+    },
+    "narrative": {
+        "birth_country": ("{p} was born in a town that belongs to which country?",
+                          "The birthplace of {p} is a town in what country?"),
+        "company_year": ("In which year did the business started by {p} open?",
+                         "The business that {p} set up opened in what year?"),
+        "company_town": ("The firm {p} started has its home in which town?",
+                         "Which town is home to the business set up by {p}?"),
+        "town_country": ("Do {a} and {b} belong to the same country?",
+                         "Are the towns {a} and {b} part of one country?"),
+        "older": ("Did {a} come into the world before {b}?", "Was {a} born earlier than {b}?"),
+        "born_first": ("Of {a} and {b}, who was born earlier?",
+                       "Whose birth came first: {a} or {b}?"),
+        "same_occupation": ("Did {a} and {b} earn a living in the same trade?",
+                            "Were {a} and {b} in the same trade?"),
+    },
+    "register": {
+        "birth_country": ("Which country contains the town of birth of {p}?",
+                          "Of which country is the birthplace of {p} a part?"),
+        "company_year": ("What year was the firm of {p} incorporated?",
+                         "{p} founded a firm; when was it incorporated?"),
+        "company_town": ("Where does the firm founded by {p} have its seat?",
+                         "In what town is the firm of {p} registered?"),
+        "town_country": ("Do {a} and {b} form part of one country?",
+                         "Is {a} in the same country as {b}?"),
+        "older": ("Was {a} born on an earlier date than {b}?",
+                  "Does the birth date of {a} come before that of {b}?"),
+        "born_first": ("Which came first, the birth of {a} or that of {b}?",
+                       "Who is older, {a} or {b}?"),
+        "same_occupation": ("Did {a} and {b} share a profession?",
+                            "Is the profession of {a} the same as that of {b}?"),
+    },
+    "archival": {
+        "birth_country": ("What is the country of the town in which {p} was born?",
+                          "The town in which {p} began life is part of which country?"),
+        "company_year": ("When was the firm whose founder is {p} first established?",
+                         "What was the year of establishment of the firm created by {p}?"),
+        "company_town": ("In which town does the firm founded by {p} keep its main offices?",
+                         "The firm that {p} founded has its main offices in what town?"),
+        "town_country": ("Are {a} and {b} located in one and the same country?",
+                         "Is the country of {a} also the country of {b}?"),
+        "older": ("Is it true that {a} was born before {b}?",
+                  "Does the birth of {a} predate that of {b}?"),
+        "born_first": ("Between {a} and {b}, whose birth was earlier?",
+                       "Who came first into the world, {a} or {b}?"),
+        "same_occupation": ("Did {a} follow the same profession as {b}?",
+                            "Do {a} and {b} have a profession in common?"),
+    },
+    "digest": {
+        "birth_country": ("Which country is home to the town that {p} hailed from?",
+                          "The native town of {p} is in which country?"),
+        "company_year": ("To what year does the firm {p} established trace its origins?",
+                         "Which year did the concern begun by {p} start out?"),
+        "company_town": ("Which town houses the head office of the firm of {p}?",
+                         "Where is the concern established by {p} headquartered?"),
+        "town_country": ("Are {a} and {b} parts of a single state?",
+                         "Would {a} and {b} be found within one state?"),
+        "older": ("Was {a} born ahead of {b}?", "Is {a} senior in age to {b}?"),
+        "born_first": ("{a} or {b}: which of them was born sooner?",
+                       "Who is the elder, {a} or {b}?"),
+        "same_occupation": ("Did {a} and {b} pursue the same calling?",
+                            "Was {b} in the same field as {a}?"),
+    },
+}
 
 
-def _other(rng: random.Random, lex: lexicon.Lexicon, pool: str, exclude: str) -> str:
-  """A name from a pool of `lex` other than `exclude`."""
-  return rng.choice([name for name in lex[pool] if name != exclude])
+@dataclasses.dataclass(frozen=True)
+class Family:
+  """How one family lays out its paragraphs (the phrasings are in FACT_TEMPLATES).
 
-
-def _compose(rng: random.Random, intro: str, facts: Dict[str, str], fillers: List[str],
-             in_intro: str = "intro"):
-  """Sentences (intro first, the rest shuffled, 3 to 6 in all) and each fact's index.
-
-  The intro's index is 0, under "intro" and, unless stated later, under `in_intro`.
+  Leads are (weight, template name, facts the lead states); `units` maps each fact a lead does
+  not state to its template name. `placement` says where the other fact sentences go: "front"
+  (right after the lead), "spread" (anywhere) or "back" (second half of the paragraph).
+  `mention_rate` is the share of distractor paragraphs that mention a question entity in another
+  relation (the family's distractor style).
   """
-  room = max(0, rng.randint(3, 6) - 1 - len(facts))
-  body = sorted(facts.items()) + [(None, text) for text in rng.sample(fillers, room)]
-  rng.shuffle(body)
-  index = {key: i + 1 for i, (key, _) in enumerate(body) if key}
-  index["intro"] = 0
-  index.setdefault(in_intro, 0)
-  return [intro] + [" " + text for _, text in body], index
+  date: str
+  person_leads: Tuple[Tuple[float, str, Tuple[str, ...]], ...]
+  town_leads: Tuple[Tuple[float, str, Tuple[str, ...]], ...]
+  company_leads: Tuple[Tuple[float, str, Tuple[str, ...]], ...]
+  units: Dict[str, str]
+  placement: str
+  mention_rate: float
+  # (probability, template name, facts): one sentence stating several non-lead facts.
+  combos: Tuple[Tuple[float, str, Tuple[str, ...]], ...] = ()
 
 
-def _person_paragraph(rng: random.Random, p: Person, world: _World):
-  """Birth date and occupation first, then birthplace, founded company and fillers."""
-  he, his = ("She", "her") if p.female else ("He", "his")
-  born = _date(p.birth)
-  if p.death:
-    lived = f"{born} – {_date(p.death)}"
-    intro = rng.choice((f"{p.name} ({lived}) was {_article(p.occupation)}.",
-                        f"{p.name} ({lived}) was a noted {p.occupation} and teacher."))
+_UNITS = {"birth": "person_birth", "occupation": "person_occupation",
+          "birthplace": "person_birthplace", "founded": "person_founded",
+          "death": "person_death", "country": "town_country", "town": "company_town",
+          "established": "company_established"}
+
+FAMILY_SPECS: Dict[str, Family] = {
+    "encyclopedic": Family(
+        date="dmy", person_leads=((1.0, "person_lead", ("birth", "occupation")),),
+        town_leads=((0.6, "town_lead_country", ("country",)), (0.4, "town_lead", ())),
+        company_leads=((0.6, "company_lead_town", ("town",)), (0.4, "company_lead", ())),
+        units=_UNITS, placement="front", mention_rate=0.3),
+    "narrative": Family(
+        date="mdy", person_leads=((1.0, "person_lead", ("birth",)),),
+        town_leads=((1.0, "town_lead", ()),), company_leads=((1.0, "company_lead", ()),),
+        units=_UNITS, placement="spread", mention_rate=0.5,
+        combos=((0.5, "person_occupation_birthplace", ("occupation", "birthplace")),)),
+    "register": Family(
+        date="ordinal_of", person_leads=(
+            (0.6, "person_lead", ("birth", "occupation")),
+            (0.4, "person_lead_birthplace", ("birth", "occupation", "birthplace"))),
+        town_leads=((0.5, "town_lead_country", ("country",)), (0.5, "town_lead", ())),
+        company_leads=((0.5, "company_lead_town", ("town",)), (0.5, "company_lead", ())),
+        units=_UNITS, placement="front", mention_rate=0.35),
+    "archival": Family(
+        date="mdy_ordinal", person_leads=((1.0, "person_lead", ()),),
+        town_leads=((1.0, "town_lead", ()),), company_leads=((1.0, "company_lead", ()),),
+        units=_UNITS, placement="back", mention_rate=0.6,
+        combos=((0.5, "person_birth_birthplace", ("birth", "birthplace")),)),
+    "digest": Family(
+        date="dmy_ordinal", person_leads=((1.0, "person_lead", ("occupation",)),),
+        town_leads=((0.5, "town_lead_country", ("country",)), (0.5, "town_lead", ())),
+        company_leads=((0.5, "company_lead_town", ("town",)), (0.5, "company_lead", ())),
+        units=_UNITS, placement="spread", mention_rate=0.45,
+        combos=((0.4, "person_birth_birthplace", ("birth", "birthplace")),)),
+}
+
+
+def _ordinal(day: int) -> str:
+  """3 -> "3rd"."""
+  suffix = "th" if 10 <= day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+  return f"{day}{suffix}"
+
+
+def format_date(date: Tuple[int, int, int], style: str) -> str:
+  """(year, month, day) in a family's style: "3 May 1921", "May 3, 1921", "the 3rd of May 1921",
+  "May 3rd, 1921" or "3rd May 1921"."""
+  year, month, day = date[0], MONTHS[date[1] - 1], date[2]
+  return {"dmy": f"{day} {month} {year}", "mdy": f"{month} {day}, {year}",
+          "ordinal_of": f"the {_ordinal(day)} of {month} {year}",
+          "mdy_ordinal": f"{month} {_ordinal(day)}, {year}",
+          "dmy_ordinal": f"{_ordinal(day)} {month} {year}"}[style]
+
+
+# ----------------------------------------------------------------------------- background prose
+# Long sentence patterns per entity kind, shared by all families: they state no fact a question
+# asks about (no birth, founding, location-of-company or country-of-town statements), so every
+# question's answer stays with the fact sentences. Slots are filled per sentence.
+
+PERSON_FILLERS = (
+    "In {y1}, {he} moved with {his} family to {place}, a quiet town where {he} would spend the "
+    "better part of the next two decades.",
+    "{He} married the {occ2} {person} in {y2}, and the couple had three children, two of whom "
+    "followed {him} into the same line of work.",
+    "{He} received the {brand} Prize in {y3} for a body of work that critics described as "
+    "patient, careful and quietly ambitious.",
+    "{His} early work was shaped by {his} teacher, {person}, who encouraged {him} to travel "
+    "widely and to keep detailed notebooks.",
+    "After a long illness in {y2}, {he} withdrew from public life for several years and devoted "
+    "{himself} to letters and reading.",
+    "A large collection of {his} letters, drafts and sketches is now kept in the public archive "
+    "of {place}.",
+    "During the {decade} {he} lectured regularly at the academy in {place}, where {his} students "
+    "included {person} and {person2}.",
+    "{His} reputation grew steadily after {y2}, when a series of public talks drew crowds from "
+    "across the {direction} of the country.",
+    "Critics have often compared {him} with {person}, although {he} rejected the comparison in "
+    "an interview given in {y3}.",
+    "{He} spent the winter of {y1} in {place}, and the notes {he} made there were published many "
+    "years later as a short book.",
+    "In later life {he} served on the board of a savings bank and helped to raise money for a "
+    "new library in {place}.",
+    "{His} brother, {person}, was a well-known {occ2}, and the two often worked side by side "
+    "during the summer months.",
+    "Several streets and a small park in {place} have been named in {his} honour since {y3}.",
+    "{He} was a keen walker and once crossed the hills between {place} and {place2} on foot in "
+    "under a week.",
+    "In {y2}, {he} travelled to {country_any} with {person}, a journey that {he} described at "
+    "length in a diary.",
+    "The {decade} were a difficult period for {him}, marked by debts, quarrels with publishers "
+    "and a fire that destroyed {his} studio.",
+    "{He} was elected to the {brand} Society in {y3}, the first person from {place} to be so "
+    "honoured.",
+    "Much of {his} output from the years after {y2} is lost, though a few pieces survive in "
+    "private hands in {place}.",
+    "{He} spoke four languages and translated several books by {person} for readers in "
+    "{country_any}.",
+    "A biography of {him}, written by {person}, appeared in {y3} and remains the standard "
+    "account of {his} life.",
+    "Between {y1} and {y2}, {he} lived in rented rooms above a bakery on the main square of "
+    "{place}.",
+    "{He} was known for {his} generosity to younger colleagues, and several of them later "
+    "recalled long evenings spent at {his} table.",
+    "In {y3}, a large exhibition about {his} work was held at the {landmark} in {place}, "
+    "attracting more visitors than any show before it.",
+    "{His} second marriage, to {person}, ended after only three years, and {he} never married "
+    "again.",
+    "Although {he} rarely gave interviews, {he} wrote a short memoir in {y3} that touched on "
+    "{his} years in {place}.",
+    "{He} kept a small farm near {place} and often said that the quiet of the fields was "
+    "essential to {his} work.",
+    "The {decade} brought {him} wider recognition, including invitations from learned societies "
+    "in {country_any} and {country_any2}.",
+    "{He} helped to set up a cooperative school in {place}, which still teaches about {num} "
+    "pupils every year.",
+    "Friends described {him} as shy in company but tireless at work, often at {his} desk long "
+    "before dawn.",
+    "In {y2}, {he} was injured in a railway accident near {place2}, and the long recovery "
+    "changed the direction of {his} work.",
+)
+
+TOWN_FILLERS = (
+    "The settlement grew up around a crossing of the {river} River and is first mentioned in a "
+    "charter of {y0}.",
+    "As of {recent}, {name} had a population of {pop}, most of whom live within a short walk of "
+    "the old market square.",
+    "{name} is known for its {landmark} and its {landmark2}, both of which draw visitors in the "
+    "summer months.",
+    "It is twinned with {place}, a town of similar size in {country_any}, and the two hold a "
+    "joint festival every other year.",
+    "The {river} River flows through the centre of {name} and once powered a dozen mills along "
+    "its banks.",
+    "A railway line reached {name} in {y1}, bringing new trade and a wave of settlers from the "
+    "surrounding farms.",
+    "The local economy rests on farming, small workshops and a {product} factory that employs "
+    "several hundred people.",
+    "Much of the old centre was rebuilt after a great fire in {y1}, and few buildings from "
+    "before that date survive.",
+    "The council meets in a handsome building near the {landmark}, completed in {y2} to designs "
+    "by {person}.",
+    "Every autumn {name} holds a horse fair that has taken place, with few interruptions, since "
+    "{y1}.",
+    "The surrounding countryside is flat and fertile, and the fields are divided by long lines "
+    "of poplars and drainage ditches.",
+    "A small museum near the {landmark} displays tools, costumes and photographs from the "
+    "history of the district.",
+    "The local football club, formed in {y2}, plays its home games on a ground beside the "
+    "{river}.",
+    "In {y2}, floods on the {river} damaged hundreds of homes, and a new embankment was built in "
+    "the years that followed.",
+    "{name} has two secondary schools, a public library and a hospital that serves the villages "
+    "around it.",
+    "The poet {person} lived here for several years and described its streets in a well-known "
+    "sequence of poems.",
+    "The road from {place} to {place2} passes through {name}, which has long served as a "
+    "stopping point for travellers.",
+    "A weekly market is held on the square every {weekday}, selling cheese, fish, flowers and "
+    "cloth from the nearby villages.",
+    "Most of the houses in the old quarter are built of red brick and date from the {decade}, "
+    "when trade was at its height.",
+    "During the unrest of {y2}, soldiers were quartered in {name} for a winter, and a memorial "
+    "on the square lists the names of the dead.",
+    "The name {name} is thought to come from an old word for a meadow, though scholars disagree "
+    "on the details.",
+    "Tourism has grown since the {decade}, and the {landmark} now welcomes tens of thousands of "
+    "visitors a year.",
+    "A long avenue of lime trees leads from the station to the {landmark2}, and it is lit with "
+    "lanterns on feast days.",
+    "The district around {name} is noted for its orchards, and apple blossom draws walkers from "
+    "{place} every spring.",
+)
+
+COMPANY_FILLERS = (
+    "Its best-known product is the {brand} {product}, which has been made in much the same way "
+    "for several decades.",
+    "In {y1}, it opened a second office in {place}, followed a few years later by a warehouse in "
+    "{place2}.",
+    "The company employs about {num} people, most of them at its main works and in a small "
+    "research department.",
+    "It was listed on the stock exchange of {country_any} in {y2} after a long dispute among its "
+    "shareholders.",
+    "During the {decade} the firm expanded rapidly, buying up several smaller rivals and "
+    "doubling its output.",
+    "A strike in {y1} closed the works for three months and led to the first written agreement "
+    "with the unions.",
+    "The firm's archive, including order books and letters from customers, was given to a "
+    "public library in {place}.",
+    "Since {y2}, the company has been run by {person}, who has placed a new emphasis on exports "
+    "and design.",
+    "It sponsors an annual prize for young engineers and a music festival held each summer in "
+    "{place}.",
+    "In {y2}, the company was briefly taken over by {brand} {suffix}, but the deal was undone "
+    "after less than a year.",
+    "Its logo, a stylised {product} drawn inside a circle, has changed little since it was first "
+    "used in {y1}.",
+    "Its goods are sold in more than {num2} countries, though most of its revenue still comes "
+    "from the home market.",
+    "A fire in {y1} destroyed much of the original workshop, and the present buildings date "
+    "from the years after it.",
+    "The firm was one of the first in the region to offer its workers paid holidays and a "
+    "pension.",
+    "It has won several awards for the quality of its goods, including first place at a trade "
+    "fair in {place} in {y2}.",
+    "In the {decade} the firm began to make {product}s as well, a line that soon earned more "
+    "than its original trade.",
+    "Several of its former employees went on to run competing firms in {place} and {place2}.",
+    "The head of design in the {decade} was {person}, whose drawings are now shown in museums.",
+    "After heavy losses in {y2}, the board sold its shipping arm and returned to its original "
+    "line of business.",
+    "Its delivery vans, painted dark green with gold lettering, were a familiar sight in "
+    "{place} for many years.",
+)
+
+# Mentions of a question entity in a distractor paragraph, in a relation no question asks about:
+# distractor kind -> mentioned kind -> patterns ({mention}: the entity's name).
+MENTION_FILLERS = {
+    Person: {
+        Person: ("{He} studied for two years under {mention}, whose methods {he} later came to "
+                 "reject.",
+                 "In {y2}, {he} shared an exhibition hall with {mention}, and the two remained "
+                 "friends for the rest of their lives.",
+                 "{He} wrote a long and admiring review of a book by {mention} in {y3}."),
+        Company: ("{He} worked as a clerk at {mention} for several years before turning to "
+                  "{his} own work.",
+                  "In {y2}, {he} designed a poster for {mention} that is still reproduced "
+                  "today."),
+        Town: ("{He} spent {his} last years in {mention}, in a house overlooking the square.",
+               "In {y2}, {he} gave a series of lectures in {mention} that drew large "
+               "audiences."),
+    },
+    Town: {
+        Person: ("A plaque on the square recalls a visit by {mention} in {y2}.",
+                 "A letter by {mention} praising the town hangs in the council chamber."),
+        Company: ("{mention} runs a large depot on the edge of the town, opened in {y2}.",
+                  "The old mill by the {river} was bought by {mention} in {y2} and turned into "
+                  "a warehouse."),
+        Town: ("A regular coach service links the town with {mention}, a journey of about two "
+               "hours.",),
+    },
+    Company: {
+        Person: ("Among its early customers was {mention}, who ordered a large number of its "
+                 "goods in {y2}.",
+                 "In {y2}, {mention} joined its board of directors for a short time."),
+        Company: ("In {y2}, it signed a supply agreement with {mention} that lasted for many "
+                  "years.",),
+        Town: ("In {y2}, the firm opened a branch office in {mention}, which it closed again "
+               "some years later.",),
+    },
+}
+
+# Attributions some sentences end with (how often depends on the item's verbosity). They add
+# no fact and fit any sentence, fact or background, so sentence length does not mark facts.
+TAILS = (
+    ", according to a short history of the district published many years later",
+    ", as the surviving papers of the period make clear",
+    ", according to letters that have survived from that period",
+    ", at least according to the account most often repeated",
+    ", as local newspapers reported at the time",
+    ", in the words of one observer who knew the place well",
+    ", as several later writers have noted",
+    ", according to a local guidebook",
+    ", as a regional almanac of the time records",
+    ", according to an account written some decades later",
+    ", as older residents still like to point out",
+    ", as one visitor noted in a letter home",
+    ", according to a survey carried out for the regional archive",
+    ", as the minutes of the local council record",
+)
+
+_FILLERS = {Person: PERSON_FILLERS, Town: TOWN_FILLERS, Company: COMPANY_FILLERS}
+_LANDMARKS = ("stone bridge", "clock tower", "town hall", "old harbour", "chapel", "glass works",
+              "wool market", "abbey", "castle", "windmill", "corn exchange", "botanical garden")
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
+_SUFFIXES = tuple(sorted(INDUSTRIES))
+# Sentences per paragraph in the benchmark preset: 2 to 12, median 4 (weights of 2, 3, ..., 12).
+_SENTENCE_COUNTS = tuple(range(2, 13))
+_SENTENCE_WEIGHTS = (19, 33, 20, 10, 6, 4, 3, 2, 1, 1, 1)
+# Item verbosity: (weight, sentences added to every paragraph, share of background sentences
+# with a tail clause). Real items vary a lot in length; this spreads words per item.
+_VERBOSITY = ((32, 0, 0.8), (26, 0, 0.95), (20, 1, 1.0), (11, 2, 1.0), (7, 3, 1.0), (4, 4, 1.0))
+
+
+# ----------------------------------------------------------------------------- presets
+
+
+@dataclasses.dataclass(frozen=True)
+class Preset:
+  """What a preset sets; everything else (templates, questions, checks) is shared.
+
+  `sentence_weights` weigh paragraphs of 2, 3, ... sentences (a paragraph still gets one
+  sentence per fact it must state); `verbosity` is a table like `_VERBOSITY`, drawn once an
+  item; `distractors` caps the distractor paragraphs (8: all of them); `short_item_rate` is the
+  share of items that lose one or two distractors more, as a few real items do.
+  """
+  train_families: Tuple[str, ...]
+  held_out_families: Tuple[str, ...]
+  distractors: int
+  sentence_weights: Tuple[int, ...]
+  verbosity: Tuple[Tuple[int, int, float], ...]
+  short_item_rate: float
+
+
+PRESET_SETTINGS: Dict[str, Preset] = {
+    "benchmark": Preset(TRAIN_FAMILIES, HELD_OUT_FAMILIES, distractors=8,
+                        sentence_weights=_SENTENCE_WEIGHTS, verbosity=_VERBOSITY,
+                        short_item_rate=SHORT_ITEM_RATE),
+    # 8 paragraphs of mostly 2 to 5 sentences, few tail clauses, one family on each side.
+    "short": Preset(FAMILIES[:1], HELD_OUT_FAMILIES[:1], distractors=6,
+                    sentence_weights=(2, 3, 2, 1), verbosity=((1, 0, 0.3),), short_item_rate=0.0),
+}
+
+
+def _preset(preset: str) -> Preset:
+  """The settings of a preset name; ValueError names the valid ones."""
+  if preset not in PRESETS:
+    raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}")
+  return PRESET_SETTINGS[preset]
+
+
+# ----------------------------------------------------------------------------- rendering
+
+
+class _Context:
+  """Per-item state for rendering: the family, the world and names not to reuse in fillers."""
+
+  def __init__(self, rng: random.Random, family_name: str, world, titles: Sequence[str],
+               extra: int, tail_rate: float, sentence_weights: Sequence[int]):
+    self.rng = rng
+    self.sentence_weights = sentence_weights   # the preset's weights of 2, 3, ... sentences
+    self.family = FAMILY_SPECS[family_name]
+    self.templates = FACT_TEMPLATES[family_name]
+    self.extra = extra   # sentences added to every paragraph of the item
+    self.tail_rate = tail_rate
+    self.world = world
+    self.lex = world.lex
+    titles = set(titles)
+    # Filler places are never an entity of the item, so no filler restates a town's facts.
+    self.places = [t for t in self.lex["town"] if t not in titles]
+
+  def place(self) -> str:
+    return self.rng.choice(self.places)
+
+
+def _pronouns(p: Person) -> Dict[str, str]:
+  """Pronoun slots of a person."""
+  if p.female:
+    return {"He": "She", "he": "she", "His": "Her", "his": "her", "him": "her",
+            "himself": "herself"}
+  return {"He": "He", "he": "he", "His": "His", "his": "his", "him": "him",
+          "himself": "himself"}
+
+
+def _decade(year: int) -> str:
+  return f"{year // 10 * 10}s"
+
+
+def _filler_slots(ctx: _Context, entity, base_year: int) -> Dict[str, str]:
+  """Random values for every filler slot of an entity (pronouns added for people)."""
+  rng, lex, world = ctx.rng, ctx.lex, ctx.world
+  place = ctx.place()
+  place2 = rng.choice([t for t in ctx.places if t != place])
+  countries = lex["country"]
+  landmark, landmark2 = rng.sample(_LANDMARKS, 2)
+  slots = {
+      "y0": str(getattr(entity, "founded", base_year - rng.randint(0, 150))),
+      "y1": str(base_year + rng.randint(18, 30)),
+      "y2": str(base_year + rng.randint(31, 45)), "y3": str(base_year + rng.randint(46, 70)),
+      "recent": str(rng.randint(1995, 2020)), "decade": _decade(base_year + rng.randint(20, 60)),
+      "place": place, "place2": place2, "person": world.person_name(),
+      "person2": world.person_name(), "occ2": rng.choice(OCCUPATIONS),
+      "brand": rng.choice(lex["company"]), "suffix": rng.choice(_SUFFIXES),
+      "country_any": rng.choice(countries), "country_any2": rng.choice(countries),
+      "landmark": landmark, "landmark2": landmark2,
+      "product": rng.choice(PRODUCTS), "num": f"{rng.randint(2, 9)}00",
+      "num2": str(rng.randint(12, 60)), "pop": f"{rng.randint(2, 60)},{rng.randint(1, 9)}00",
+      "weekday": rng.choice(_WEEKDAYS), "direction": rng.choice(DIRECTIONS),
+      "name": entity.name, "river": getattr(entity, "river", rng.choice(lex["river"])),
+  }
+  if isinstance(entity, Person):
+    slots.update(_pronouns(entity))
+  return slots
+
+
+def _base_year(rng: random.Random, entity) -> int:
+  """The year the filler years of an entity count from (railways and floods of a town come
+  long after its founding)."""
+  if isinstance(entity, Person):
+    return entity.birth[0]
+  if isinstance(entity, Town):
+    return rng.randint(1820, 1930)
+  return entity.established
+
+
+def _fact_slots(ctx: _Context, entity) -> Dict[str, str]:
+  """The values of the fact templates' slots for one entity."""
+  rng, style = ctx.rng, ctx.family.date
+  if isinstance(entity, Person):
+    slots = dict(_pronouns(entity), name=entity.name, a_occ=_article(entity.occupation),
+                 birth=format_date(entity.birth, style), town=entity.birthplace,
+                 company=entity.company or "", direction=rng.choice(DIRECTIONS),
+                 was="was" if entity.death else "is")
+    if entity.death:
+      slots["death"] = format_date(entity.death, style)
+      slots["age"] = str(entity.death[0] - entity.birth[0]
+                         - ((entity.death[1], entity.death[2]) < (entity.birth[1],
+                                                                  entity.birth[2])))
+      slots["lived"] = f"{slots['birth']} – {slots['death']}"
+    else:
+      slots["lived"] = f"born {slots['birth']}"
+    return slots
+  if isinstance(entity, Town):
+    return {"town": entity.name, "country": entity.country, "river": entity.river,
+            "direction": rng.choice(DIRECTIONS), "year": str(entity.founded)}
+  return {"company": entity.name, "industry": entity.industry,
+          "a_industry": _article(entity.industry), "town": entity.town,
+          "year": str(entity.established)}
+
+
+def _pick_lead(rng: random.Random, leads) -> Tuple[str, Tuple[str, ...]]:
+  """(template name, facts it states) drawn by weight."""
+  weights = [w for w, _, _ in leads]
+  _, name, keys = rng.choices(leads, weights=weights)[0]
+  return name, keys
+
+
+def _facts_of(entity) -> Tuple[str, ...]:
+  """The facts a paragraph about `entity` states, in a fixed order."""
+  if isinstance(entity, Person):
+    return ("birth", "occupation", "birthplace") + (("founded",) if entity.company else ()) + (
+        ("death",) if entity.death else ())
+  if isinstance(entity, Town):
+    return ("country",)
+  return ("town", "established")
+
+
+def _positions(rng: random.Random, placement: str, n: int, k: int) -> List[int]:
+  """k sentence positions (1..n-1) for the fact sentences under a family's placement."""
+  if placement == "front":
+    pool = list(range(1, min(n, k + 2)))
+  elif placement == "back":
+    pool = list(range(max(1, n // 2), n))
   else:
-    intro = rng.choice((f"{p.name} (born {born}) is {_article(p.occupation)}.",
-                        f"{p.name} (born {born}) is a celebrated {p.occupation}."))
-  facts = {"birthplace": rng.choice((
-      f"{he} was born in the town of {p.birthplace}.",
-      f"{he} was born and raised in {p.birthplace}, where {his} parents ran a shop."))}
-  if p.company:
-    facts["founded"] = rng.choice((
-        f"{he} later founded {p.company}, which {he.lower()} led for many years.",
-        f"{he} is best known as the founder of {p.company}."))
-  year, lex = p.birth[0], world.lex
-  fillers = [
-      f"In {year + rng.randint(18, 40)}, {he.lower()} moved to "
-      f"{_other(rng, lex, 'town', p.birthplace)} with {his} family.",
-      f"{he} married the {rng.choice(OCCUPATIONS)} {world.person_name()} in "
-      f"{year + rng.randint(20, 35)}.",
-      f"{he} received the {rng.choice(lex['company'])} Prize in {year + rng.randint(30, 60)}.",
-      f"{his.capitalize()} early work was shaped by {his} teacher, {world.person_name()}.",
-  ]
-  return _compose(rng, intro, facts, fillers)
+    pool = list(range(1, n))
+  if len(pool) < k:
+    pool = list(range(1, n))
+  return sorted(rng.sample(pool, k))
 
 
-def _town_paragraph(rng: random.Random, t: Town, world: _World):
-  """The country in the first sentence or a later one, then fillers."""
-  facts = {}
-  if rng.random() < 0.6:
-    intro = rng.choice((f"{t.name} is a town in {t.country}.",
-                        f"{t.name} is a small market town in the {rng.choice(DIRECTIONS)} "
-                        f"of {t.country}."))
-  else:
-    intro = f"{t.name} is a town on the {t.river} River."
-    facts["country"] = f"It lies in the {rng.choice(DIRECTIONS)} of {t.country}."
-  lex = world.lex
-  fillers = [
-      f"The town was founded in {t.founded}.",
-      f"As of {rng.randint(1990, 2020)}, it had a population of {rng.randint(2, 60)},"
-      f"{rng.randint(1, 9)}00.",
-      f"The {t.river} River flows through the centre of the town.",
-      f"{t.name} is known for its {rng.choice(LANDMARKS)} and its {rng.choice(LANDMARKS)}.",
-      f"It is twinned with {_other(rng, lex, 'town', t.name)}, a town in "
-      f"{rng.choice(lex['country'])}.",
-  ]
-  return _compose(rng, intro, facts, fillers, in_intro="country")
-
-
-def _company_paragraph(rng: random.Random, c: Company, world: _World):
-  """Industry and home town (first sentence or a later one), founding year, fillers."""
-  facts = {"established": rng.choice((f"The company was established in {c.established}.",
-                                      f"The company was founded in {c.established} "
-                                      f"with a small loan."))}
-  if rng.random() < 0.6:
-    intro = f"{c.name} is {_article(c.industry)} company based in {c.town}."
-  else:
-    intro = f"{c.name} is {_article(c.industry)} company with a long history."
-    facts["town"] = f"Its headquarters are in {c.town}, near the railway station."
-  lex, later = world.lex, c.established + rng.randint(5, 25)
-  fillers = [
-      f"Its best-known product is the {rng.choice(lex['company'])} {rng.choice(PRODUCTS)}.",
-      f"In {later}, it opened a second office in {_other(rng, lex, 'town', c.town)}.",
-      f"The company employs about {rng.randint(2, 9)}00 people.",
-      f"It was listed on the stock exchange of {rng.choice(lex['country'])} in {later}.",
-  ]
-  return _compose(rng, intro, facts, fillers, in_intro="town")
-
-
-_PARAGRAPHS = {Person: _person_paragraph, Town: _town_paragraph, Company: _company_paragraph}
+def _paragraph(ctx: _Context, entity, mention=None) -> Tuple[List[str], Dict[str, int]]:
+  """One paragraph: the sentences (later ones with a leading space, as in the official files)
+  and each fact's sentence index. `mention` (a question entity) adds one mention sentence."""
+  rng, family = ctx.rng, ctx.family
+  templates = ctx.templates
+  leads = {Person: family.person_leads, Town: family.town_leads,
+           Company: family.company_leads}[type(entity)]
+  lead_name, lead_keys = _pick_lead(rng, leads)
+  slots = _fact_slots(ctx, entity)
+  units = []
+  done = set(lead_keys)
+  facts = _facts_of(entity)
+  for probability, name, keys in family.combos:
+    if rng.random() < probability and all(k in facts and k not in done for k in keys):
+      units.append((keys, rng.choice(templates[name]).format(**slots)))
+      done.update(keys)
+  for key in facts:
+    if key in done:
+      continue
+    name = family.units[key]
+    # A family without a death template leaves the death unsaid; others say it now and then.
+    if name in templates and (key != "death" or rng.random() < 0.4):
+      units.append(((key,), rng.choice(templates[name]).format(**slots)))
+  lead = rng.choice(templates[lead_name]).format(**slots)
+  counts = _SENTENCE_COUNTS[:len(ctx.sentence_weights)]
+  n = max(rng.choices(counts, weights=ctx.sentence_weights)[0] + ctx.extra,
+          len(units) + 1 + (mention is not None))
+  n = min(n, 13)
+  fillers = _FILLERS[type(entity)]
+  base = _base_year(rng, entity)
+  body_count = n - 1 - len(units)
+  texts = []
+  if mention is not None:
+    patterns = MENTION_FILLERS[type(entity)][type(mention)]
+    filler_slots = _filler_slots(ctx, entity, base)
+    # The mention's year falls in both entities' lifetimes (a person is mentioned as an adult).
+    if isinstance(mention, (Person, Company)):
+      lower = max(base, mention.birth[0] + 25 if isinstance(mention, Person)
+                  else mention.established)
+      filler_slots["y2"] = str(lower + rng.randint(1, 20))
+    texts.append(rng.choice(patterns).format(mention=mention.name, **filler_slots))
+  # Each background sentence has its own names and years, so no one name recurs in roles.
+  for pattern in rng.sample(fillers, min(len(fillers), body_count - len(texts))):
+    texts.append(pattern.format(**_filler_slots(ctx, entity, base)))
+  # Tails: each at most once a paragraph; fact sentences get them half as often.
+  tails = rng.sample(TAILS, len(TAILS))
+  texts = [t[:-1] + tails.pop() + "." if rng.random() < ctx.tail_rate else t for t in texts]
+  units = [(keys, t[:-1] + tails.pop() + "." if rng.random() < ctx.tail_rate / 2 else t)
+           for keys, t in units]
+  rng.shuffle(texts)
+  positions = _positions(rng, family.placement, len(units) + len(texts) + 1, len(units))
+  rng.shuffle(units)
+  sentences = [lead]
+  index = {key: 0 for key in lead_keys}
+  unit_iter, text_iter = iter(units), iter(texts)
+  for i in range(1, len(units) + len(texts) + 1):
+    if i in positions:
+      keys, sentence = next(unit_iter)
+      index.update({key: i for key in keys})
+    else:
+      sentence = next(text_iter)
+    sentences.append(" " + sentence)
+  return sentences, index
 
 
 # ----------------------------------------------------------------------------- questions
 
 
-def _flip(rng: random.Random) -> bool:
-  """A fair coin."""
-  return rng.random() < 0.5
-
-
-def _bridge(w: _World, kind: str):
-  """A bridge question: (question, answer, gold [(entity, fact)], distractor counts)."""
+def _question(w, kind: str, family_name: str):
+  """(question, answer, gold [(entity, fact)], distractor counts) of one kind."""
   rng = w.rng
+  phrasing = lambda **names: rng.choice(QUESTION_TEMPLATES[family_name][kind]).format(**names)
   if kind == "birth_country":
     town = w.town()
     p = w.person(birthplace=town.name)
-    q = rng.choice((f"In which country is the town where {p.name} was born?",
-                    f"{p.name} was born in a town in which country?"))
-    return q, town.country, [(p, "birthplace"), (town, "country")], (3, 3, 2)
-  p = w.person()
-  company = w.company(established=p.birth[0] + rng.randint(22, 55))
-  p.company = company.name
-  if kind == "company_year":
-    q = rng.choice((f"In what year was the company founded by {p.name} established?",
-                    f"When was the company that {p.name} founded established?"))
-    return q, str(company.established), [(p, "founded"), (company, "established")], (3, 2, 3)
-  q = rng.choice((f"In which town is the company founded by {p.name} based?",
-                  f"Where is the company that {p.name} founded based?"))
-  return q, company.town, [(p, "founded"), (company, "town")], (3, 2, 3)
-
-
-def _comparison(w: _World, kind: str):
-  """A comparison question: (question, answer, gold [(entity, fact)], distractor counts)."""
-  rng = w.rng
+    return (phrasing(p=p.name), town.country, [(p, "birthplace"), (town, "country")],
+            (3, 3, 2))
+  if kind in ("company_year", "company_town"):
+    p = w.person()
+    company = w.company(established=p.birth[0] + rng.randint(22, 55))
+    p.company = company.name
+    if kind == "company_year":
+      return (phrasing(p=p.name), str(company.established),
+              [(p, "founded"), (company, "established")], (3, 2, 3))
+    return phrasing(p=p.name), company.town, [(p, "founded"), (company, "town")], (3, 2, 3)
   if kind == "town_country":
     a = w.town()
-    same = _flip(rng)
+    same = rng.random() < 0.5
     b = w.town(country=a.country) if same else w.town(
         country=rng.choice([c for c in w.lex["country"] if c != a.country]))
-    q = rng.choice((f"Are {a.name} and {b.name} in the same country?",
-                    f"Do {a.name} and {b.name} lie in the same country?"))
-    return q, "yes" if same else "no", [(a, "country"), (b, "country")], (2, 4, 2)
+    return (phrasing(a=a.name, b=b.name), "yes" if same else "no",
+            [(a, "country"), (b, "country")], (2, 4, 2))
   a = w.person()
   if kind == "same_occupation":
-    same = _flip(rng)
+    same = rng.random() < 0.5
     b = w.person(occupation=a.occupation if same else rng.choice(
         [o for o in OCCUPATIONS if o != a.occupation]))
-    q = rng.choice((f"Did {a.name} and {b.name} have the same occupation?",
-                    f"Were {a.name} and {b.name} of the same profession?"))
-    return q, "yes" if same else "no", [(a, "intro"), (b, "intro")], (4, 2, 2)
+    return (phrasing(a=a.name, b=b.name), "yes" if same else "no",
+            [(a, "occupation"), (b, "occupation")], (4, 2, 2))
   b = w.person()
   while b.birth == a.birth:
     b.birth = (b.birth[0], b.birth[1], b.birth[2] % 28 + 1)
   if kind == "older":
-    q = rng.choice((f"Is {a.name} older than {b.name}?", f"Was {a.name} born before {b.name}?"))
     answer = "yes" if a.birth < b.birth else "no"
   else:
-    q = rng.choice((f"Who was born first, {a.name} or {b.name}?",
-                    f"Which person was born earlier, {a.name} or {b.name}?"))
     answer = min((a, b), key=lambda p: p.birth).name
-  return q, answer, [(a, "intro"), (b, "intro")], (4, 2, 2)
+  return phrasing(a=a.name, b=b.name), answer, [(a, "birth"), (b, "birth")], (4, 2, 2)
 
 
 def _add_distractors(w: _World, gold, counts: Tuple[int, int, int], level: str) -> None:
@@ -386,32 +1037,67 @@ def _add_distractors(w: _World, gold, counts: Tuple[int, int, int], level: str) 
       p.company = free.pop(0)
 
 
+# ----------------------------------------------------------------------------- items
+
+
 def _check(condition: bool, message: str) -> None:
   """An assertion that stays on under `python -O`."""
   if not condition:
     raise AssertionError(message)
 
 
-def _example(rng: random.Random, seed: int, index: int, names: str = "seen") -> dict:
-  """One item in the official format, its names from `lexicon_for(names)`."""
+def _example(rng: random.Random, seed: int, index: int, split: str, names: str,
+             families: Sequence[str], preset: str) -> dict:
+  """One item in the official format, sized by `preset`."""
+  settings = PRESET_SETTINGS[preset]
+  family_name = rng.choice(list(families))
+  family = FAMILY_SPECS[family_name]
   w = _World(rng, lexicon_for(names))
-  bridge = _flip(rng)
+  bridge = rng.random() < BRIDGE_SHARE
   kind = rng.choice(BRIDGE_KINDS if bridge else COMPARISON_KINDS)
-  question, answer, gold, counts = (_bridge if bridge else _comparison)(w, kind)
+  question, answer, gold, counts = _question(w, kind, family_name)
   level = rng.choices(_LEVELS, weights=(2, 5, 3))[0]
   _add_distractors(w, gold, counts, level)
+  # Distractor founders get companies established in their adult lives (free companies only:
+  # gold companies already are), so no paragraph contradicts another.
+  companies = {c.name: c for c in w.entities[Company]}
+  for p in w.entities[Person]:
+    c = companies.get(p.company or "")
+    if c is not None and not p.birth[0] + 20 <= c.established <= p.birth[0] + 60:
+      c.established = p.birth[0] + rng.randint(22, 55)
+  gold_entities = [e for e, _ in gold]
   entities = [e for cls in (Person, Town, Company) for e in w.entities[cls]]
-  paragraphs = {e.name: _PARAGRAPHS[type(e)](rng, e, w) for e in entities}
+  distractors = [e for e in entities if not any(e is g for g in gold_entities)]
+  if rng.random() < settings.short_item_rate:
+    for _ in range(rng.randint(1, 2)):
+      distractors.pop(rng.randrange(len(distractors)))
+  while len(distractors) > settings.distractors:   # never in the benchmark preset (8 of 8)
+    distractors.pop(rng.randrange(len(distractors)))
+  entities = [e for e in entities if any(e is g for g in gold_entities)] + distractors
+  # Per-item verbosity: some items have much longer paragraphs, as real items do.
+  verbosity = settings.verbosity
+  _, extra, tail_rate = rng.choices(verbosity, weights=[v[0] for v in verbosity])[0]
+  ctx = _Context(rng, family_name, w, [e.name for e in entities], extra, tail_rate,
+                 settings.sentence_weights)
+  paragraphs = {}
+  for e in entities:
+    mention = None
+    if not any(e is g for g in gold_entities) and rng.random() < family.mention_rate:
+      mention = rng.choice(gold_entities)
+    paragraphs[e.name] = _paragraph(ctx, e, mention)
   facts = [[e.name, paragraphs[e.name][1][fact]] for e, fact in gold]
   context = [[e.name, paragraphs[e.name][0]] for e in entities]
   rng.shuffle(context)
-  _check(len(context) == NUM_PARAGRAPHS, f"{len(context)} paragraphs")
+  _check(len(context) <= NUM_PARAGRAPHS, f"{len(context)} paragraphs")
+  support = [paragraphs[t][0][i] for t, i in facts]
   if answer not in ("yes", "no"):
-    support = [paragraphs[t][0][i] for t, i in facts]
-    _check(any(answer in s for s in support), f"{answer!r} not in {support!r}")
-  # Unseen-name items hash under their own prefix: their ids never repeat a seen item's.
-  prefix = "synthetic-hotpotqa" if names == "seen" else f"synthetic-hotpotqa-{names}"
-  digest = hashlib.sha1(f"{prefix}:{seed}:{index}".encode("utf-8")).hexdigest()
+    _check(answer in support[-1] or kind == "born_first" and any(answer in s for s in support),
+           f"{answer!r} not in {support!r}")
+  if bridge:   # the first hop names the bridge entity
+    _check(gold_entities[1].name in support[0], f"bridge not in {support[0]!r}")
+  # The preset is part of the id ("hotpotqa-benchmark:..."), so presets never share ids.
+  digest = hashlib.sha1(
+      f"hotpotqa-{preset}:{split}:{names}:{seed}:{index}".encode("utf-8")).hexdigest()
   return {"_id": digest[:24], "question": question, "answer": answer,
           "supporting_facts": facts, "context": context,
           "type": "bridge" if bridge else "comparison", "level": level}
@@ -420,66 +1106,110 @@ def _example(rng: random.Random, seed: int, index: int, names: str = "seen") -> 
 # ----------------------------------------------------------------------------- public API
 
 
-def generate_examples(num_examples: int, seed: int = 0, names: str = "seen") -> List[dict]:
-  """Generates HotpotQA-style items.
+def generate_examples(num: int, seed: int = 0, split: str = "train", names: str = "seen",
+                      families: Optional[Sequence[str]] = None,
+                      preset: str = "benchmark") -> List[dict]:
+  """Generates HotpotQA items (official distractor-setting records).
 
   Args:
-    num_examples: How many items.
-    seed: The same seed gives identical items; use different seeds for train and dev.
-    names: "seen" draws the names from `LEXICON` (train, dev), "unseen" from `UNSEEN_LEXICON`
-      (entities a model trained on the seen names never met; the ids differ from seen ones).
+    num: How many items.
+    seed: The same arguments give identical items.
+    split: One of `SPLITS`; part of every `_id`, so splits never share ids.
+    names: "seen" (`LEXICON`) or "unseen" (`UNSEEN_LEXICON`).
+    families: Template families to draw from (each item uses one, drawn at random); None: the
+      preset's train families (`TRAIN_FAMILIES` in the benchmark preset).
+    preset: One of `PRESETS`: "benchmark" (realistic lengths) or "short".
 
   Returns:
-    A list of dicts with the official keys (`_id`, `question`, `answer`, `supporting_facts`,
-    `context`, `type`, `level`).
+    Dicts with `_id`, `question`, `answer`, `supporting_facts`, `context`, `type`, `level`.
   """
-  lexicon_for(names)  # fails early on an unknown choice
+  settings = _preset(preset)
+  families = settings.train_families if families is None else families
+  families = writer.check_generator_arguments(num, split, SPLITS, names, NAME_CHOICES, families,
+                                              FAMILIES)
   rng = random.Random(seed)
-  return [_example(rng, seed, i, names) for i in range(num_examples)]
+  return [_example(rng, seed, i, split, names, families, preset) for i in range(num)]
 
 
-def write_dataset(path: str, num_examples: int, seed: int = 0, names: str = "seen") -> str:
-  """Writes `generate_examples(num_examples, seed, names)` as one UTF-8 JSON array; returns
-  `path`."""
-  return writer.write_json(path, generate_examples(num_examples, seed, names))
+def split_settings(split: str, seed: int = 0,
+                   preset: str = "benchmark") -> Tuple[str, int, str, Tuple[str, ...]]:
+  """(file name, seed, names, families) of a split as `ensure_demo_data` writes it."""
+  settings = _preset(preset)
+  if split not in SPLITS:
+    raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+  filename, offset, names, held_out = _SPLIT_FILES[split]
+  return (filename, seed + offset, names,
+          settings.held_out_families if held_out else settings.train_families)
 
 
-def _splits(seed: int) -> Dict[str, Tuple[str, int, str]]:
-  """Split -> (file name, seed, names), in writing order."""
-  return {"train": (TRAIN_FILENAME, seed, "seen"),
-          "dev": (DEV_FILENAME, seed + DEV_SEED_OFFSET, "seen"),
-          "dev_unseen": (DEV_UNSEEN_FILENAME, seed + UNSEEN_DEV_SEED_OFFSET, "unseen"),
-          "test_unseen": (TEST_UNSEEN_FILENAME, seed + UNSEEN_TEST_SEED_OFFSET, "unseen")}
+def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,
+                     train_families: Optional[Sequence[str]] = None,
+                     preset: str = "benchmark") -> Dict[str, str]:
+  """Writes the five splits (JSON arrays) unless the info file shows they were written by this
+  generator version with the same arguments and preset; returns {split: path}.
 
+  train: seen names, the preset's train families (num_train items); dev: the same, another
+  seed; dev_unseen: unseen names, train families; dev_unseen_templates and
+  test_unseen_templates: unseen names and the preset's held-out families (num_dev items each).
+  Each split has its own `random.Random`. Both presets use the same file names; the info file's
+  "generator" ("hotpotqa_benchmark" or "hotpotqa_short") records the preset, so a folder written
+  with one preset is rewritten when asked for the other.
 
-def ensure_demo_data(directory: str, num_train: int, num_dev: int,
-                     seed: int = 0) -> Dict[str, str]:
-  """Writes the demo files unless the info file shows they were written by this generator
-  version with the same arguments (then they are reused as they are).
-
-  Every split has its own `random.Random`, so train and dev do not depend on the unseen splits.
-
-  Args:
-    directory: Folder of `synthetic_train.json`, `synthetic_dev.json`,
-      `synthetic_dev_unseen.json`, `synthetic_test_unseen.json` and the info file.
-    num_train: Items in the train file.
-    num_dev: Items in the dev file, and in each unseen-name file.
-    seed: Train seed; dev uses `seed + DEV_SEED_OFFSET`, so dev ids and items differ;
-      dev_unseen `seed + UNSEEN_DEV_SEED_OFFSET` and test_unseen `seed + UNSEEN_TEST_SEED_OFFSET`,
-      both with `UNSEEN_LEXICON`'s names.
-
-  Returns:
-    {"train", "dev", "dev_unseen", "test_unseen"} -> path.
+  `train_families`: the families of the train split (None: the preset's; FAMILIES trains on the
+  held-out families too, the ablation that measures what holding them out costs).
   """
-  splits = _splits(seed)
-  paths = {split: os.path.join(directory, filename) for split, (filename, _, _) in splits.items()}
+  for label, value in (("num_train", num_train), ("num_dev", num_dev)):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+      raise ValueError(f"{label} must be a non-negative integer, got {value!r}")
+  settings = {split: split_settings(split, seed, preset) for split in SPLITS}
+  if train_families is not None:
+    settings["train"] = settings["train"][:3] + (tuple(train_families),)
+  paths = {split: os.path.join(directory, s[0]) for split, s in settings.items()}
+  info = {"generator": f"hotpotqa_{preset}", "generator_version": GENERATOR_VERSION,
+          "num_train": num_train, "num_dev": num_dev, "seed": seed,
+          "splits": {split: {"file": s[0], "seed": s[1], "names": s[2], "families": list(s[3])}
+                     for split, s in settings.items()}}
   info_path = os.path.join(directory, INFO_FILENAME)
-  info = {"generator_version": GENERATOR_VERSION, "num_train": num_train, "num_dev": num_dev,
-          "seed": seed, "dev_seed": seed + DEV_SEED_OFFSET,
-          "dev_unseen_seed": splits["dev_unseen"][1],
-          "test_unseen_seed": splits["test_unseen"][1]}
   if not writer.is_current(info_path, info, paths.values()):
-    for split, (_, split_seed, names) in splits.items():
-      write_dataset(paths[split], num_train if split == "train" else num_dev, split_seed, names)
+    for split, (_, split_seed, names, families) in settings.items():
+      count = num_train if split == "train" else num_dev
+      writer.write_json(paths[split], generate_examples(count, split_seed, split, names,
+                                                        families, preset))
     writer.write_info(info_path, info)
   return paths
+
+
+def item_words(record: dict) -> int:
+  """Whitespace tokens of everything the model reads: question, titles and sentences."""
+  total = len(record["question"].split())
+  for title, sentences in record["context"]:
+    total += len(title.split()) + sum(len(s.split()) for s in sentences)
+  return total
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+  """Nearest-rank percentile of sorted `values` (q in [0, 1])."""
+  if not values:
+    return 0.0
+  return values[min(len(values) - 1, max(0, math.ceil(q * len(values)) - 1))]
+
+
+def length_statistics(records: Sequence[dict]) -> Dict[str, float]:
+  """Words per item (mean, median, p90, max) and the counts that matter for HotpotQA."""
+  words = sorted(item_words(r) for r in records)
+  paragraphs = sorted(len(r["context"]) for r in records)
+  sentences = sorted(len(s) for r in records for _, s in r["context"])
+  n = max(1, len(records))
+  return {
+      "items": len(records),
+      "words_mean": sum(words) / n, "words_median": _percentile(words, 0.5),
+      "words_p90": _percentile(words, 0.9), "words_max": words[-1] if words else 0,
+      "paragraphs_mean": sum(paragraphs) / n,
+      "paragraphs_min": paragraphs[0] if paragraphs else 0,
+      "paragraphs_max": paragraphs[-1] if paragraphs else 0,
+      "sentences_per_paragraph_median": _percentile(sentences, 0.5),
+      "sentences_per_paragraph_max": sentences[-1] if sentences else 0,
+      "supporting_facts_mean": sum(len(r["supporting_facts"]) for r in records) / n,
+      "bridge_share": sum(r["type"] == "bridge" for r in records) / n,
+      "yes_no_share": sum(r["answer"] in ("yes", "no") for r in records) / n,
+  }

@@ -1,114 +1,112 @@
-"""Small synthetic Natural Questions data in the official original (and simplified) format.
+"""Synthetic Natural Questions in the official original format: wiki-like pages written by five
+template families, in two presets.
 
-Why: tests and a CPU demo need NQ files without downloading the 40 GB release. Each example is
-a wiki-like page about one invented country, town, person or company: an `<H1>` title, several
-`<P>` paragraphs, a `<Ul>` of `<Li>` facts and an infobox `<Table>` of `<Tr>` rows with `<Th>` /
-`<Td>` cells, wrapped in `<HTML><BODY>`. Every relation of the entity (capital, mayor, founder,
-...) is stated at most once: in a paragraph sentence, a table row or a list item. Values are
-drawn afresh for every page, so answers must be read, not memorised; names come from one fixed
-lexicon (its own seed, the same for every data seed), so a tiny WordPiece vocabulary covers
-train and dev alike. A few names carry non-ASCII letters, so byte and character offsets differ.
+Why: tests, demos and conversion benchmarks need NQ files without downloading the 40 GB
+release, and a model trained on them should have to read, not learn one phrasing per fact.
+Records are gzipped JSON lines with the keys of the release (`document_html`,
+`document_tokens`, `long_answer_candidates`, `annotations`, ...): 1 annotation in train, 5 in
+the dev-like splits, with realistic disagreement (the >=2 non-null rule recovers the gold).
 
-Question kinds, in equal shares (each run of four examples has one of each, shuffled):
-* "short": what is the <relation> of <entity>; the long answer is the `<P>`, `<Tr>` or `<Li>`
-  candidate stating it (so nested long answers occur) and the short answer is the value
-  (1 to 3 tokens).
-* "yes_no": is <value> the <relation> of <entity>; YES with the true value, NO with a fresh
-  wrong one (never on the page); the long answer is the fact's candidate.
-* "long": "history of <entity>", "what happened to <entity>", ...; the topic's `<P>` is the
-  long answer, with no short answer.
-* "null": a relation the page leaves out, or a topic it lacks; every annotation is null.
-Facts are independent draws (dates need not agree with each other), not a consistent world.
-Paragraphs stating other relations of the same entity act as distractors, so a model has to
-match the relation words of the question (each question shares a keyword with its fact's
-sentence and table label: the data is learnable from local text patterns).
+Presets (`PRESETS`; their knobs are `Preset` records): "benchmark" (the default) writes pages
+as long as real NQ pages with all five template families. "short" is the same code with a short
+length target, fewer sections, paragraphs of 1 or 2 background sentences, one train family
+(infobox) and one held-out family (almanac) and equal shares of the four answer kinds: pages of
+about 370 text words (the single-phrasing demo pages it replaced had 330), so fast tests can
+train on them and meet every answer kind in a few dozen records. Both presets write the same
+five splits (`SPLITS`).
 
-Tokens follow NQ: every html tag is one token (`html_token` true); text is split into words
-and single punctuation marks. Tokens are separated by one space or a newline in
-`document_html`, and byte offsets index its UTF-8 encoding (end exclusive). Candidates are
-every `<P>`, `<Ul>`, `<Li>`, `<Table>` and `<Tr>` in document order; `<Li>` and `<Tr>` are
-nested (`top_level` false). Train examples carry 1 annotation, dev examples 5 with realistic
-disagreement (the >=2 non-null rule still recovers the gold answer).
+Tokens follow NQ: every html tag is one token (`html_token` true); text is split into words and
+single punctuation marks, separated by one space or a newline in `document_html`; byte offsets
+index its UTF-8 encoding (end exclusive). Candidates are every `<P>`, `<Ul>`, `<Li>`, `<Table>`
+and `<Tr>` in document order; `<Li>` and `<Tr>` are nested (`top_level` false). A few names
+carry non-ASCII letters, so byte and character offsets differ.
 
-Unseen entities: every name is drawn from `LEXICON`, which train and dev share, so a model can
-score on dev partly by remembering names. `UNSEEN_LEXICON` has pools of the same shape none of
-whose words occurs in `LEXICON` or in any fixed text of the pages (templates, word lists, tags,
-urls); `generate_examples(..., names="unseen")` draws every name from it, so no word of those
-names occurs in the text of a train file. `write_dataset` adds two such splits in the dev format (5
-annotations): `dev_unseen` and `test_unseen`, each with its own seed; train, simplified train
-and dev are the same as without them.
+Template families: a family is an independent way of writing the same facts. It fixes the
+sentences that state a fact (verbs, syntax, pronoun splits, appositives), the table or list
+rows that state one, how questions, yes/no questions and "tell me about" questions are
+phrased, how distractor facts about other entities are introduced, and the page layout (where
+the fact table sits and where facts are stated). `TRAIN_FAMILIES` (infobox, lead, lists) make
+train, dev and dev_unseen; `HELD_OUT_FAMILIES` (chronicle, almanac) share no fact phrasing and
+no question phrasing with them and make only the *_unseen_templates splits. Background prose
+(section paragraphs, timelines, references, navigation boxes) is drawn from large pools of
+sentence patterns with many slots, shared by all families; it never states a fact of the page.
 
-The same arguments always give identical output (one `random.Random(seed)` per split). Pure
-Python: importing or running this module never loads TensorFlow.
+Length targets of the benchmark preset (Kwiatkowski et al. 2019, "Natural Questions: a
+Benchmark for Question Answering Research", TACL, and the statistics of the released files as
+commonly reported; the exact percentiles are not tabulated in the paper, so the bands are
+approximate):
+* document tokens (html tags included): median about 3,500, p90 about 8,000; pages draw a
+  target from a log-normal with that median and p90 (clipped to 900 .. 30,000 tokens).
+* text tokens (words and punctuation a model reads, tags left out): median 2,500 .. 3,300.
+* long-answer candidates per page: about 50 .. 150 (median about 100), with nested (not
+  top-level) `<Tr>` and `<Li>` candidates inside tables and lists.
+* answer kinds: 49% of questions have a long answer, 36% a short answer (about 1% of all
+  questions are yes/no); here: short span 35%, yes/no 1%, long answer only 13%, null 51%.
+* long answers are mostly top-level blocks (paragraphs, then tables and lists); a fact stated
+  in a table row is answered by the whole `<Table>` 90% of the time, a list item by the `<Ul>`
+  half of the time; facts sit more often in the first part of the page (except in the
+  chronicle family, which buries them).
+
+Measured on 200 pages per split: document tokens median 3,230 .. 3,800, p90 6,800 .. 8,500;
+text words median 2,770 .. 3,200; candidates median 104 .. 119; 110 .. 150 pages per second.
+
+Every stated fact's value is a fresh draw that occurs exactly once on the page (checked; a page
+that fails the check is drawn again), a yes/no NO value never occurs on the page, and a relation
+is stated at most once about the page's subject. Distractors state the same relation about
+other entities of the same kind (same relation words as the question), and the page states the
+subject's other relations, so word overlap alone does not find the answer.
+
+Names: the seen splits draw every name from `LEXICON` (one fixed lexicon with its own seed, the
+same for every data seed, so a tiny WordPiece vocabulary covers train and dev alike).
+`UNSEEN_LEXICON` has pools of the same shape none of whose words occurs in `LEXICON` or in the
+fixed texts of the pages; the *_unseen splits draw every name from it, so no word of those
+names occurs in a train file.
+
+The same arguments always give identical records (one `random.Random` per split, no `hash()`,
+no set order in the output). Pure Python: importing or running this module never loads
+TensorFlow.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 import os
 import random
 import re
+import statistics
 import string
 import urllib.parse
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from synthetic_data import lexicon, writer
 from synthetic_data.lexicon import DIRECTIONS, MONTHS
 
-# 2: adds the dev_unseen and test_unseen splits (train, simplified train and dev unchanged).
-GENERATOR_VERSION = 2
-DEV_SEED_OFFSET = 1_000_003
-UNSEEN_DEV_SEED_OFFSET = 2_000_003
-UNSEEN_TEST_SEED_OFFSET = 3_000_017
-DOC_PARAGRAPHS = 8
+GENERATOR_VERSION = 1
+SPLITS = ("train", "dev", "dev_unseen", "dev_unseen_templates", "test_unseen_templates")
+# Split -> (seed offset, names, held-out families?); every split has its own random generator.
+_SPLIT_SETUP = {
+    "train": (0, "seen", False),
+    "dev": (1_000_003, "seen", False),
+    "dev_unseen": (2_000_003, "unseen", False),
+    "dev_unseen_templates": (4_000_037, "unseen", True),
+    "test_unseen_templates": (5_000_011, "unseen", True),
+}
+FILENAMES = {split: f"nq-benchmark-{split.replace('_', '-')}.jsonl.gz" for split in SPLITS}
+INFO_FILENAME = "synthetic_benchmark_info.json"
 NUM_DEV_ANNOTATIONS = 5
-NUM_OMITTED = 2  # relations per page left unstated (targets of null questions)
-KINDS = ("short", "yes_no", "long", "null")
 CANDIDATE_TAGS = ("P", "Ul", "Li", "Table", "Tr")
-TRAIN_FILENAME = "nq-train.jsonl.gz"
-DEV_FILENAME = "nq-dev.jsonl.gz"
-TRAIN_SIMPLIFIED_FILENAME = "nq-train-simplified.jsonl.gz"
-DEV_UNSEEN_FILENAME = "nq-dev-unseen.jsonl.gz"
-TEST_UNSEEN_FILENAME = "nq-test-unseen.jsonl.gz"
-INFO_FILENAME = "synthetic_info.json"
-
-OCCUPATIONS = ("painter", "sculptor", "poet", "novelist", "composer", "chemist", "botanist",
-               "photographer", "historian", "violinist", "journalist", "cartographer",
-               "singer", "surgeon", "tailor", "potter")
-INDUSTRIES = ("fishing", "mining", "brewing", "tourism", "shipbuilding", "weaving", "farming",
-              "glassmaking", "printing", "forestry")
-ANIMALS = ("lynx", "stork", "red deer", "brown bear", "eagle owl", "otter", "grey wolf", "swan",
-           "heron", "elk", "wild boar", "golden eagle")
-LANDMARKS = ("clock tower", "stone bridge", "wool market", "round church", "salt mill",
-             "old lighthouse", "glass house", "iron gate", "rose garden", "bell tower")
-PRODUCTS = ("lamp", "engine", "loom", "kettle", "radio", "bicycle", "clock", "stove", "tractor",
-            "camera")
-SLOGANS = ("Built to last", "Made with care", "Light for all", "Quality comes first",
-           "Power for everyone", "Always moving forward", "Simply better", "Forward together")
-TITLE_WORDS = (("Silent", "Golden", "Last", "Northern", "Quiet", "Broken", "Hidden", "Distant"),
-               ("Harbour", "Garden", "Winter", "Letter", "Mirror", "Lantern", "Orchard",
-                "Voyage"))
-CHILDREN = ("two", "three", "four", "five", "six", "seven")
-COMPANY_SUFFIXES = ("Works", "Mills", "Press", "Motors", "Foundry", "Textiles", "Holdings",
-                    "Records")
-# Sentences of the padding paragraphs that make long pages (`page_words`): no relation, no value
-# and no name; every word already occurs in the fixed texts (so `UNSEEN_LEXICON` is unchanged).
-PADDING_SENTENCES = (
-    "Visitors often enjoyed walks along the narrow streets on a Saturday.",
-    "Many local shops sell bread, cheese and tea.",
-    "The museum library holds several thousand letters and books.",
-    "A wooden footpath runs through the green hills near the valley.",
-    "Students from the college often study in the public library.",
-    "Residents held a weekly festival in the main square.",
-    "Several small villages lie along the river.",
-    "The local football club plays in blue and white.",
-    "Workers rebuilt the walls after a serious storm.",
-    "A ferry service connects the islands in summer.",
-    "The region is known as a place of mild winters and snowy hills.",
-    "Hundreds of visitors reached the highest mountain by railway.")
+# Answer kinds and their shares in the benchmark preset (see the docstring): cumulative
+# thresholds of one draw.
+KIND_SHARES = (("short", 0.35), ("yes_no", 0.01), ("long", 0.13), ("null", 0.51))
+# Page length of the benchmark preset: log-normal over document tokens (median, p90), clipped.
+TARGET_MEDIAN_TOKENS = 3500
+TARGET_P90_TOKENS = 8000
+_MAX_TRIES = 20
 _URL = "https://en.wikipedia.org//w/index.php?title={title}&oldid={oldid}"
 _TOKEN_RE = re.compile(r"\w+|[^\w\s]")
+_SLOT_RE = re.compile(r"\{(\w+)\}")
 _FORMATTER = string.Formatter()
 
 # ----------------------------------------------------------------------------- lexicon
@@ -134,30 +132,741 @@ _POOLS = {
     "language": lexicon.Pool(20, 1, ("ish", "ic", "ese", "i")),
 }
 LEXICON = lexicon.build_lexicon(_LEXICON_SEED, _SOUNDS, _POOLS, max_length=10)
-# The names of the unseen-entity splits: `UNSEEN_LEXICON`, built below the entity types (it
-# avoids their words), from its own seed.
+# The names of the unseen splits: `UNSEEN_LEXICON`, built below the fixed texts (it avoids their
+# words), from its own seed.
 _UNSEEN_LEXICON_SEED = 40_127
 
-# ----------------------------------------------------------------------------- fresh values
+# Word lists of fact values (fresh on a page, like names).
+OCCUPATIONS = ("painter", "sculptor", "poet", "novelist", "composer", "chemist", "botanist",
+               "photographer", "historian", "violinist", "journalist", "cartographer",
+               "singer", "surgeon", "tailor", "potter")
+INDUSTRIES = ("fishing", "mining", "brewing", "tourism", "shipbuilding", "weaving", "farming",
+              "glassmaking", "printing", "forestry")
+LANDMARKS = ("clock tower", "stone bridge", "wool market", "round church", "salt mill",
+             "old lighthouse", "glass house", "iron gate", "rose garden", "bell tower")
+PRODUCTS = ("lamp", "engine", "loom", "kettle", "radio", "bicycle", "clock", "stove", "tractor",
+            "camera")
+SLOGANS = ("Built to last", "Made with care", "Light for all", "Quality comes first",
+           "Power for everyone", "Always moving forward", "Simply better", "Forward together")
+TITLE_WORDS = (("Silent", "Golden", "Last", "Northern", "Quiet", "Broken", "Hidden", "Distant"),
+               ("Harbour", "Garden", "Winter", "Letter", "Mirror", "Lantern", "Orchard",
+                "Voyage"))
+COMPANY_SUFFIXES = ("Works", "Mills", "Press", "Motors", "Foundry", "Textiles", "Holdings",
+                    "Records")
+
+# ----------------------------------------------------------------------------- relations
+
+
+@dataclasses.dataclass(frozen=True)
+class Rel:
+  """A fact of the page's subject with a short value.
+
+  `cls` is "noun" ("the <noun> of <s> is <v>") or "event" ("<s> was founded in <v>"). Families
+  phrase it from these parts, so one relation reads differently in every family.
+  """
+  name: str
+  cls: str
+  label: str  # the table label of the train families
+  nouns: Tuple[str, ...]  # noun: synonyms; event: the event noun ("founding")
+  value: str  # a `_PLACEHOLDERS` template for the value
+  wh: str = "what"  # noun: who / what / where
+  tense: str = "is"  # noun: is / was
+  art: str = ""  # noun: an article before the value in sentences ("the ")
+  vp: str = ""  # event: "was founded"
+  q: str = ""  # event: "was {s} founded"
+  prep: str = "in"  # event: in / on
+  unit: str = "year"  # event: year / date
+
+
+def _n(name, label, nouns, value, wh="what", tense="is", art=""):
+  return Rel(name, "noun", label, nouns, value, wh=wh, tense=tense, art=art)
+
+
+def _e(name, label, event, value, vp, q, prep="in", unit="year"):
+  return Rel(name, "event", label, (event,), value, vp=vp, q=q, prep=prep, unit=unit)
+
+
+@dataclasses.dataclass(frozen=True)
+class Topic:
+  """A section: its heading, the noun questions use, and its sentence patterns."""
+  name: str
+  heading: str
+  noun: str
+  sentences: Tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Kind:
+  """One kind of page subject."""
+  name: str
+  pool: str  # the subject's placeholder kind
+  person: bool
+  intros: Tuple[str, ...]
+  relations: Tuple[Rel, ...]
+  topics: Tuple[Topic, ...]
+  rows: Tuple[Tuple[str, str], ...]  # table rows stating no relation (label, slot template)
+
+
+# Slots of background sentences (filled by `_Page.fill`): {s} the subject; {town} {country}
+# {person} {company} {river} {word} {food} {language} names; {year} {decade} {num} {big} {pct}
+# {month} {direction} numbers and words; {when} {agent} {adj} {deed} {place} phrase pools.
+WHEN = ("In {year}", "During the {decade}s", "By {year}", "Shortly after {year}", "Around {year}",
+        "Early in {year}", "Late in {year}", "In the spring of {year}", "In the winter of {year}",
+        "Some years later", "At that time", "Over the following decade", "Within a few years",
+        "In the autumn of {year}", "After the floods of {year}", "Before {year}")
+AGENTS = ("local merchants", "a group of settlers", "the regional council", "volunteers",
+          "a team of engineers", "the writer {person}", "the architect {person}",
+          "traders from {town}", "a committee of residents", "two brothers from {town}",
+          "a charity based in {town}", "builders from {country}", "the engineer {person}",
+          "a young teacher", "the local newspaper", "a trading firm from {country}",
+          "a small group of monks", "the city guild", "students from {town}", "{person}")
+DEEDS = ("built a new road to {town}", "repaired the old harbour walls",
+         "opened a small school near {town}", "planted rows of oak trees along the main road",
+         "published a short guide to the area", "organised the first summer fair",
+         "restored a row of wooden houses", "dug a canal to drain the marshes",
+         "collected old songs and stories", "set up a weekly newspaper",
+         "laid the first telegraph line", "drew a detailed map of the district",
+         "raised money for a new hospital", "moved the market to a larger square",
+         "built a pier on the {direction} shore", "opened a reading room for workers",
+         "started a choir that still sings today", "replaced the wooden footbridge",
+         "paved the streets around the square", "set up a fire brigade",
+         "opened a ferry line to {town}", "began a survey of the {direction} coast",
+         "printed the first local almanac", "bought land for a public park")
+ADJ = ("quiet", "busy", "modest", "remarkable", "lively", "crowded", "peaceful", "prosperous",
+       "difficult", "uncertain", "steady", "hopeful")
+PLACES = ("near the river", "on the edge of {town}", "along the {direction} road",
+          "close to the old square", "in the hills above {town}", "by the harbour",
+          "outside the city walls", "in the {direction} quarter")
+
+GENERIC = (
+    "{When}, {agent} {deed}.",
+    "{When}, {agent} {deed} {place}.",
+    "The {decade}s were a {adj} period for {s}.",
+    "A report from {year} describes {s} as {adj} and well kept.",
+    "Older accounts of {s} mention {agent} and the events of {year}.",
+    "Much of what is known about this period comes from letters kept in {town}.",
+    "Visitors from {country} described the area as {adj} in the {decade}s.",
+    "{Agent} {deed} in {year}, a step that was widely praised.",
+    "According to a survey of {year}, about {pct} percent of residents supported the plan.",
+    "The {word} archive in {town} holds {num} documents from this time.",
+    "A small exhibition about this period opened in {town} in {year}.",
+    "The events of {year} are still discussed by local historians.",
+    "Several of these buildings were damaged in a storm in {month} {year}.",
+    "This was described in a pamphlet printed in {town} in {year}.",
+)
+
+# Composed sentences: enough combinations that a long page need not repeat one.
+COMPOSED = ("{When}, {agent} {deed}.", "{When}, {agent} {deed} {place}.",
+            "{Agent} {deed} {place} in {year}.", "{When}, {agent} {deed}, which was {adj} work.")
+
+# Topic sentence patterns: the prose of sections. No sentence names a value of a relation.
+_HISTORY = (
+    "The earliest records of {s} date from the {decade}s.",
+    "{When}, {agent} {deed}.",
+    "A long dispute with {country} ended with a treaty signed in {year}.",
+    "In {year}, a fire destroyed {num} houses and the old granary.",
+    "The {word} family held great influence over the area for several generations.",
+    "Trade with {country} grew steadily after {year}.",
+    "During the war of {year}, soldiers were quartered in the {direction} districts.",
+    "A period of unrest followed the poor harvests of {year} and {year2}.",
+    "{When}, the first printed map of {s} appeared.",
+    "The old walls were pulled down in the {decade}s to make room for new streets.",
+    "Refugees from {country} settled here around {year}.",
+    "By {year}, the area had recovered from the plague of {year2}.",
+)
+_GEOGRAPHY = (
+    "{s} lies in a wide valley surrounded by low hills.",
+    "The {word} hills rise to the {direction}, reaching {num} metres in places.",
+    "Several small lakes lie within a short walk of {town}.",
+    "The soil in the {direction} is sandy, while the valleys are rich and green.",
+    "Much of the land was covered by forest until the {decade}s.",
+    "A chain of marshes stretches along the {direction} border.",
+    "The coast is rocky and broken by narrow bays.",
+    "Heavy snow closes the mountain passes for {num} days in an average year.",
+    "The {word} plain is the flattest part of the region.",
+    "Springs of warm water rise near {town}.",
+)
+_ECONOMY = (
+    "Trade, banking and transport employ most of the working population.",
+    "The {word} market in {town} handles about {big} tonnes of grain each year.",
+    "Exports rose by {pct} percent between {year} and {year2}.",
+    "Small family firms make up most of the local businesses.",
+    "A new business park opened near {town} in {year}.",
+    "Wages rose slowly during the {decade}s.",
+    "Many residents commute to work in {town}.",
+    "Farmers grow rye, potatoes and apples in the valleys.",
+    "The port handled {big} containers in {year}.",
+    "Tax reforms in {year} encouraged foreign investment from {country}.",
+    "Shops along the main street sell cheese, bread and wine.",
+    "Unemployment fell to {pct} percent in {year}.",
+)
+_CULTURE = (
+    "Folk music and dancing remain popular at village festivals.",
+    "A song festival has been held in {town} every summer since {year}.",
+    "The {word} theatre stages plays in {language} and in other languages.",
+    "Local cooks are proud of {food} and of fresh river fish.",
+    "Wooden churches painted in bright colours stand in many villages.",
+    "The annual book fair attracts about {big} visitors.",
+    "Many old customs are linked to the harvest in {month}.",
+    "Writers from {country} often visited the cafes of {town}.",
+    "The national gallery in {town} holds {num} works from the {decade}s.",
+    "Children learn traditional songs at school.",
+)
+_TRANSPORT = (
+    "A railway line links {town} with the coast.",
+    "The main road to {town} was widened in {year}.",
+    "Buses run every {num} minutes between the centre and the suburbs.",
+    "A ferry crosses to the islands in summer.",
+    "The nearest airport is at {town}, about {num} kilometres away.",
+    "Cycle paths follow the banks of the {river}.",
+    "A tram service operated between {year} and {year2}.",
+    "Freight trains carry timber and grain to the ports.",
+)
+_EDUCATION = (
+    "Schooling is free and compulsory from the age of six.",
+    "There are {num} primary schools and several colleges.",
+    "The public library opened in {year} and lends about {big} books a year.",
+    "A technical school opened its doors in {town} in {year}.",
+    "Many students continue their studies in {country}.",
+    "Evening classes for adults began in the {decade}s.",
+    "The old grammar school building now houses a museum.",
+)
+_SPORT = (
+    "Skiing, rowing and cycling are popular pastimes.",
+    "A marathon through the streets of {town} has been run since {year}.",
+    "The local rowing club won a national title in {year}.",
+    "An indoor swimming pool opened in {year}.",
+    "Chess clubs meet every week in the town hall.",
+    "The stadium near {town} seats about {big} spectators.",
+    "A cycling race passes through the region every {month}.",
+)
+_CLIMATE = (
+    "Winters are long and cold, with snow from {month} onwards.",
+    "Summers are mild and often wet near the coast.",
+    "Most rain falls between {month} and {month2}.",
+    "Temperatures rarely rise above thirty degrees.",
+    "Strong winds from the {direction} bring storms in autumn.",
+    "The dry summer of {year} caused great damage to the crops.",
+)
+_POLITICS = (
+    "The parliament has {num} seats and meets in {town}.",
+    "Elections are held every four years.",
+    "A new constitution was adopted in {year} after long debate.",
+    "The country is divided into {num} districts.",
+    "Relations with {country} have been friendly since {year}.",
+    "Women gained the right to vote in {year}.",
+    "Local councils manage schools, roads and water.",
+)
+_EARLY = (
+    "{s} grew up in a house full of books near {town}.",
+    "As a child, {s} liked long walks and drawing.",
+    "A scholarship in {year} opened the way to further study.",
+    "The family moved to {town} in {year}.",
+    "{s} spent the summers of childhood with relatives in {country}.",
+    "At the age of {small}, {s} left school to help in the family shop.",
+    "Early letters show a keen interest in music and mathematics.",
+)
+_CAREER = (
+    "The first public success of {s} came in {year}.",
+    "Over the next decade, {s} travelled widely and gained many admirers.",
+    "Critics praised the pieces produced after {year}.",
+    "{s} worked for some years in {town} before moving to {country}.",
+    "A long tour in {year} made the name of {s} known abroad.",
+    "{s} gave more than {num} public lectures during these years.",
+    "Colleagues in {town} remembered {s} as patient and demanding.",
+    "A serious quarrel with {person} in {year} ended a long friendship.",
+)
+_PERSONAL = (
+    "{s} enjoyed sailing and chess.",
+    "Friends described {s} as generous and curious.",
+    "{s} kept a diary for more than {small} years.",
+    "Letters between {s} and {person} were published in {year}.",
+    "{s} lived for many years in a flat overlooking the square in {town}.",
+    "A portrait of {s} hangs in the museum of {town}.",
+)
+_LATER = (
+    "In later life, {s} withdrew from public view.",
+    "A long illness in {year} ended most public appearances.",
+    "{s} spent the final years in a quiet house by the sea.",
+    "Visitors in the {decade}s found {s} still working every morning.",
+    "The last public appearance of {s} was in {town} in {year}.",
+)
+_LEGACY = (
+    "A street in {town} is named after {s}.",
+    "Several schools in {country} teach the ideas of {s}.",
+    "A film about {s} was made in {year}.",
+    "The papers of {s} are kept in the {word} archive.",
+    "Admirers gather in {town} every {month} to remember {s}.",
+    "A prize for young artists was set up in memory of {s} in {year}.",
+)
+_COMPANY_HISTORY = (
+    "{s} began in a small workshop in {town}.",
+    "In {year}, the firm opened its first large factory near {town}.",
+    "A merger in {year} doubled the size of the business.",
+    "The firm survived the crisis of {year} by selling its shipping arm.",
+    "During the {decade}s, {s} expanded into {country}.",
+    "A fire in {year} destroyed the old warehouse.",
+    "New investors bought a share of {s} in {year}.",
+)
+_PRODUCTS = (
+    "The catalogue of {s} lists more than {num} items.",
+    "Spare parts are made at a plant near {town}.",
+    "Most goods are sold abroad, mainly in {country}.",
+    "A cheaper range was introduced in {year}.",
+    "Designs from the {decade}s are now sought by collectors.",
+    "The firm offers repairs for all of its older models.",
+)
+_OPERATIONS = (
+    "{s} has offices in {num} cities.",
+    "Staff receive training at a centre near {town}.",
+    "The company owns a fleet of about {num} delivery vans.",
+    "A new warehouse was built near {town} in {year}.",
+    "Its annual report is published every {month}.",
+    "About {pct} percent of its goods are shipped by rail.",
+)
+_FINANCES = (
+    "Profits fell by {pct} percent in {year}.",
+    "Shares of {s} have paid a dividend every year since {year}.",
+    "Debts were reduced after the sale of a plant in {town}.",
+    "Sales abroad rose sharply in the {decade}s.",
+    "A loan from a bank in {country} financed the new plant.",
+)
+_SOCIETY = (
+    "{s} sponsors a youth orchestra in {town}.",
+    "Workers went on strike for {num} days in {year}.",
+    "A dispute over wages was settled in {year}.",
+    "The firm was criticised in {year} for polluting the {river}.",
+    "A small museum about {s} opened in {year}.",
+)
+
+
+def _t(name, heading, noun, sentences):
+  return Topic(name, heading, noun, sentences)
+
+
+_PLACE_TOPICS = (
+    _t("history", "History", "history", _HISTORY),
+    _t("geography", "Geography", "geography", _GEOGRAPHY),
+    _t("economy", "Economy", "economy", _ECONOMY),
+    _t("culture", "Culture", "culture", _CULTURE),
+    _t("transport", "Transport", "transport", _TRANSPORT),
+    _t("education", "Education", "education", _EDUCATION),
+    _t("sport", "Sport", "sport", _SPORT),
+    _t("climate", "Climate", "climate", _CLIMATE),
+)
+
+COUNTRY = Kind(
+    "country", "country", False,
+    ("{s} is a country in the {direction} of the {word} region.",
+     "{s} is a small country bordered by {country} and {country2}.",
+     "{s} is a sovereign state on the {direction} coast of the {word} sea."),
+    (_n("capital", "Capital", ("capital", "capital city", "seat of government"), "{town}"),
+     _n("currency", "Currency", ("currency", "official currency", "national currency"),
+        "{coin}", art="the "),
+     _n("language", "Official language", ("official language", "national language"),
+        "{language}"),
+     _n("president", "President", ("president", "head of state"), "{person}", wh="who"),
+     _n("river", "Longest river", ("longest river", "longest waterway"), "{river}",
+        art="the "),
+     _n("mountain", "Highest point", ("highest mountain", "highest peak"), "Mount {word}"),
+     _n("anthem", "Anthem", ("national anthem", "anthem"), "Ode to {word}"),
+     _n("dish", "National dish", ("national dish", "best known dish"), "{food} stew"),
+     _e("independence", "Independence", "independence", "{year}", "gained independence",
+        "did {s} gain independence")),
+    _PLACE_TOPICS + (_t("politics", "Politics", "politics", _POLITICS),),
+    (("Area", "{num} thousand square kilometres"), ("Calling code", "+{num}"),
+     ("Driving side", "right"), ("Time zone", "UTC + {hour}")),
+)
+
+TOWN = Kind(
+    "town", "town", False,
+    ("{s} is a small town in the {direction} of {country}.",
+     "{s} is an old market town with narrow streets.",
+     "{s} is a town on the {direction} bank of the {river}."),
+    (_n("mayor", "Mayor", ("mayor", "current mayor"), "{person}", wh="who"),
+     _n("club", "Football club", ("football club", "main football team"), "{word} Rovers"),
+     _n("landmark", "Landmark", ("best known landmark", "most famous sight"), "{landmark}",
+        art="the "),
+     _n("twin", "Twin town", ("twin town", "sister town"), "{town}"),
+     _n("industry", "Main industry", ("main industry", "chief industry"), "{industry}"),
+     _n("elevation", "Elevation", ("elevation", "height above sea level"), "{metres} metres"),
+     _n("university", "University", ("university", "main college"), "{word} College"),
+     _n("population", "Population", ("population", "number of inhabitants"), "{thousands}"),
+     _e("founded", "Founded", "founding", "{old_year}", "was founded", "was {s} founded")),
+    _PLACE_TOPICS,
+    (("Area", "{num} square kilometres"), ("Postal code", "{num}{num2}0"),
+     ("Website", "www.{word}.org"), ("Dialling code", "0{num}")),
+)
+
+PERSON = Kind(
+    "person", "person", True,
+    ("{s} was a public figure from the {word} valley.",
+     "{s} is remembered as one of the most admired figures of the age.",
+     "{s} was a well known figure from {country}."),
+    (_n("home_town", "Home town", ("home town", "birthplace town"), "{town}", tense="was"),
+     _n("occupation", "Occupation", ("occupation", "profession"), "{occupation}", tense="was"),
+     _n("spouse", "Spouse", ("spouse", "marriage partner"), "{person}", wh="who", tense="was"),
+     _n("teacher", "Teacher", ("teacher", "first teacher"), "{person}", wh="who",
+        tense="was"),
+     _n("prize", "Awards", ("best known award", "most important prize"), "{word} Prize",
+        tense="was", art="the "),
+     _n("work", "Notable work", ("best known work", "most famous work"), "{title}",
+        tense="was"),
+     _n("death", "Place of death", ("place of death", "death place"), "{town2}", tense="was"),
+     _n("employer", "Employer", ("employer", "longtime employer"), "{company}", wh="who",
+        tense="was"),
+     _e("born", "Born", "birth", "{date}", "was born", "was {s} born", prep="on",
+        unit="date")),
+    (_t("early_life", "Early life", "early life", _EARLY),
+     _t("career", "Career", "career", _CAREER),
+     _t("personal_life", "Personal life", "personal life", _PERSONAL),
+     _t("later_life", "Later life", "later life", _LATER),
+     _t("legacy", "Legacy", "legacy", _LEGACY),
+     _t("education", "Education", "education", _EDUCATION[3:] + _EARLY[:2])),
+    (("Years active", "{year} – {year2}"), ("Movement", "{word} school"),
+     ("Languages", "{language}"), ("Resting place", "{town}")),
+)
+
+COMPANY = Kind(
+    "company", "company", False,
+    ("{s} is a private company with a long history.",
+     "{s} is a family business that grew into a large firm.",
+     "{s} is a manufacturer based in {country}."),
+    (_n("founder", "Founder", ("founder", "original founder"), "{person}", wh="who",
+        tense="was"),
+     _n("headquarters", "Headquarters", ("headquarters", "head office"), "{town}",
+        wh="where"),
+     _n("ceo", "Chief executive", ("chief executive", "managing director"), "{person}",
+        wh="who"),
+     _n("product", "Products", ("main product", "flagship product"), "{word} {product}",
+        art="the "),
+     _n("employees", "Employees", ("number of employees", "workforce"), "{thousands}"),
+     _n("parent", "Parent", ("parent company", "owner"), "{company}"),
+     _n("revenue", "Revenue", ("annual revenue", "yearly turnover"),
+        "{million} million crowns"),
+     _n("slogan", "Slogan", ("slogan", "advertising motto"), "{slogan}"),
+     _e("founded", "Founded", "founding", "{year}", "was founded", "was {s} founded")),
+    (_t("history", "History", "history", _COMPANY_HISTORY),
+     _t("products", "Products", "products", _PRODUCTS),
+     _t("operations", "Operations", "operations", _OPERATIONS),
+     _t("finances", "Finances", "finances", _FINANCES),
+     _t("society", "Sponsorship and disputes", "controversies", _SOCIETY),
+     _t("research", "Research", "research",
+        ("Its engineers have filed {num} patents since {year}.",
+         "The research centre near {town} tests new materials.",
+         "The centre works closely with students from {town}.",
+         "A joint project with a firm from {country} began in {year}."))),
+    (("Type", "Private"), ("Website", "www.{word}.com"), ("Area served", "{country}"),
+     ("Legal form", "limited company")),
+)
+
+KINDS = (COUNTRY, TOWN, PERSON, COMPANY)
+
+# ----------------------------------------------------------------------------- families
+
+
+@dataclasses.dataclass(frozen=True)
+class Family:
+  """One independent way of writing facts, questions and pages (see the module docstring).
+
+  Fact patterns: {s} subject, {v} value, {n} noun, {be} is/was, {has} has/had, {poss}
+  its/their, {art} article; event patterns: {vp} "was founded", {prep}, {event} "founding".
+  Question patterns add {wh}, {does}, {q} ("was {s} founded"), {unit} year/date, {t} topic.
+  A capitalised slot ({Art}, {Poss}, {Prep}) is capitalised after filling.
+  """
+  name: str
+  noun_facts: Tuple[str, ...]
+  event_facts: Tuple[str, ...]
+  row: str  # how a fact table row or list item is written: th, li, td_of, td_rev
+  questions: Tuple[str, ...]
+  event_questions: Tuple[str, ...]
+  yes_no: Tuple[str, ...]
+  topic_questions: Tuple[str, ...]
+  distractors: Tuple[str, ...]  # openings of facts about other entities
+  box_heading: str  # the heading of the fact table or list ("" for an infobox)
+  places: Tuple[float, float, float]  # shares of facts in the box, the lead, the sections
+  box_at: str  # where the box stands: top, after_lead, middle, late
+  early: bool  # facts in sections favour the first sections
+
+
+FAMILIES_BY_NAME = {f.name: f for f in (
+    Family(
+        "infobox",
+        ("The {n} of {s} {be} {art}{v}.", "{s}'s {n} {be} {art}{v}."),
+        ("{s} {vp} {prep} {v}.", "{s} {vp} {prep} {v}, as most sources agree."),
+        "th",
+        ("{wh} {be} the {n} of {s}",),
+        ("when {q}",),
+        ("{be} {art}{v} the {n} of {s}",),
+        ("{t} of {s}",),
+        ("By comparison, ", "For comparison, "),
+        "", (0.5, 0.2, 0.3), "top", True),
+    Family(
+        "lead",
+        ("{Art}{v} {be} the {n} of {s}.", "{s} {has} {art}{v} as {poss} {n}."),
+        ("{Prep} {v}, {s} {vp}.",),
+        "th",
+        ("{s} {n}", "{n} {s}"),
+        ("what {unit} {q}",),
+        ("{be} the {n} of {s} {art}{v}",),
+        ("{s} {t}",),
+        ("Elsewhere, ", "In contrast, "),
+        "Key facts", (0.25, 0.25, 0.5), "after_lead", True),
+    Family(
+        "lists",
+        ("For {s}, the {n} {be} {art}{v}.", "{s} {has} {art}{v} for {poss} {n}."),
+        ("It was {prep} {v} that {s} {vp}.",),
+        "li",
+        ("{wh} {be} {s}'s {n}", "{wh} {be} the name of the {n} of {s}"),
+        ("{s} {event} {unit}",),
+        ("{be} {s}'s {n} {art}{v}",),
+        ("what is known about the {t} of {s}",),
+        ("Similarly, ", "Likewise, "),
+        "At a glance", (0.5, 0.15, 0.35), "after_lead", True),
+    Family(
+        "chronicle",
+        ("Much has been written about {s}. {Poss} {n} {be} {art}{v}.",
+         "{s} {has} a notable {n} in {art}{v}."),
+        ("The {event} of {s} took place {prep} {v}.",
+         "{s} is well documented. {Poss} {event} came {prep} {v}."),
+        "td_of",
+        ("name the {n} of {s}", "tell me the {n} of {s}"),
+        ("{which} {q}",),
+        ("{does} {s} have {art}{v} as {poss} {n}",),
+        ("tell me about the {t} of {s}",),
+        ("Meanwhile, ", "At the same time, "),
+        "Records", (0.3, 0.0, 0.7), "middle", False),
+    Family(
+        "almanac",
+        ("{Art}{v}, the {n} of {s}, is often named in official records.",
+         "Records name {art}{v} as the {n} of {s}."),
+        ("{v} marks the {event} of {s}.", "Records date the {event} of {s} to {v}."),
+        "td_rev",
+        ("{wh} {be} known as the {n} of {s}", "{wh} {does} {s} have as {poss} {n}"),
+        ("{event} {unit} of {s}",),
+        ("{be} it true that {art}{v} {be} the {n} of {s}",),
+        ("describe the {t} of {s}", "overview of the {t} of {s}"),
+        ("Records also show that ", "It is also recorded that "),
+        "Summary", (0.4, 0.2, 0.4), "late", True),
+)}
+FAMILIES = tuple(FAMILIES_BY_NAME)
+TRAIN_FAMILIES = FAMILIES[:3]
+HELD_OUT_FAMILIES = FAMILIES[3:]
+
+# ----------------------------------------------------------------------------- presets
+
+
+@dataclasses.dataclass(frozen=True)
+class Preset:
+  """The knobs a preset sets; everything else (kinds, families, layouts, checks) is shared."""
+  train_families: Tuple[str, ...]  # the default families of train, dev and dev_unseen
+  held_out_families: Tuple[str, ...]  # the families of the *_unseen_templates splits
+  median_tokens: int  # page length target: log-normal over document tokens (median, p90) ...
+  p90_tokens: int
+  min_tokens: int  # ... clipped to [min_tokens, max_tokens]
+  max_tokens: int
+  min_sections: int  # topic sections (`<H2>` with paragraphs) a page has at least
+  sentences: Tuple[int, int]  # background sentences per paragraph (fewest, most)
+  kind_shares: Tuple[Tuple[str, float], ...]  # answer kinds and their shares
+
+  @property
+  def sigma(self) -> float:
+    """The log-normal's sigma: p90 is 1.2816 standard deviations above the median."""
+    return math.log(self.p90_tokens / self.median_tokens) / 1.2816
+
+
+PRESETS = ("benchmark", "short")
+# Preset name -> its knobs.
+PRESET_SETTINGS = {
+    "benchmark": Preset(TRAIN_FAMILIES, HELD_OUT_FAMILIES, TARGET_MEDIAN_TOKENS,
+                        TARGET_P90_TOKENS, 900, 30000, 3, (3, 7), KIND_SHARES),
+    # About 370 text words a page (the short demo pages were 330). Almanac is the held-out
+    # family because its pages are as long as infobox's (chronicle's timeline and facts buried
+    # in many paragraphs make it 45% longer). Equal answer kinds: a few dozen records hold each.
+    "short": Preset(("infobox",), ("almanac",), 400, 520, 300, 700, 2, (1, 2),
+                    (("short", 0.25), ("yes_no", 0.25), ("long", 0.25), ("null", 0.25))),
+}
+
+
+def _preset(name: str) -> Preset:
+  """The knobs of a preset; ValueError names the presets for any other name."""
+  if name not in PRESET_SETTINGS:
+    raise ValueError(f"preset must be one of {PRESETS}, got {name!r}")
+  return PRESET_SETTINGS[name]
+
+
+# ----------------------------------------------------------------------------- phrasing
+
+
+def _cap(text: str) -> str:
+  return text[:1].upper() + text[1:]
+
+
+def _words(rel: Rel, subject: str, value: str, noun: str, person: bool) -> Dict[str, str]:
+  """The slot values of a relation's patterns."""
+  past = rel.tense == "was"
+  words = {"s": subject, "v": value, "n": noun, "be": rel.tense, "has": "had" if past else "has",
+           "does": "did" if past else "does", "poss": "their" if person else "its",
+           "art": rel.art, "wh": rel.wh, "vp": rel.vp, "prep": rel.prep, "event": rel.nouns[0],
+           "unit": rel.unit, "q": rel.q.replace("{s}", subject),
+           "which": "on which date" if rel.unit == "date" else "in which year"}
+  return words
+
+
+def _format(pattern: str, words: Dict[str, str]) -> str:
+  """Fills {slot} and {Slot} (capitalised) from `words`."""
+  def one(match):
+    key = match.group(1)
+    if key in words:
+      return words[key]
+    return _cap(words[key.lower()])
+  text = _SLOT_RE.sub(one, pattern)
+  return _cap(text) if pattern[:1] == "{" and pattern[1:2].isupper() else text
+
+
+def _split_value(pattern: str, words: Dict[str, str]) -> Tuple[str, str]:
+  """A fact pattern filled around the value: (text before, text after)."""
+  before, after = pattern.split("{v}")
+  if before == "{Art}":  # the value opens the sentence: capitalise the article only
+    return _cap(words["art"]), _format(after, words)
+  return _format(before, words), _format(after, words)
+
+
+def template_skeletons(family: str) -> List[str]:
+  """Every fact template of a family with the relation words filled in and the entity slots
+  ({s} subject, {v} value) left as "\\x00", as token sequences joined by spaces (tags
+  included): what the held-out disjointness test searches for."""
+  fam = FAMILIES_BY_NAME[family]
+  out = []
+  for kind in KINDS:
+    for rel in kind.relations:
+      patterns = fam.noun_facts if rel.cls == "noun" else fam.event_facts
+      for noun in rel.nouns[:1] if rel.cls == "event" else rel.nouns:
+        words = _words(rel, "\x00", "\x00", noun, kind.person)
+        for pattern in patterns:
+          before, after = _split_value(pattern, words)
+          out.append(" ".join(_TOKEN_RE.findall(before) + ["\x00"] + _TOKEN_RE.findall(after)))
+        cells = _row_cells(fam.row, rel, "\x00", "\x00", noun)
+        out.append(" ".join(_cells_tokens(fam.row, cells)))
+  return [s.replace("\x00 \x00", "\x00") for s in out]
+
+
+def question_patterns(family: str) -> List[str]:
+  """The question patterns of a family (for the disjointness test)."""
+  fam = FAMILIES_BY_NAME[family]
+  return [*fam.questions, *fam.event_questions, *fam.yes_no, *fam.topic_questions]
+
+
+def _row_cells(row: str, rel: Rel, subject: str, value: str, noun: str) -> List[Tuple[str, str]]:
+  """A fact's row of a fact table (or list item) as (tag, text) cells; the value cell's text
+  is exactly the value."""
+  if row == "th":
+    return [("Th", rel.label), ("Td", value)]
+  if row == "li":
+    return [("Li", f"{rel.label}:"), ("Li", value)]
+  if row == "td_of":
+    return [("Td", f"{rel.label} ({subject})"), ("Td", value)]
+  return [("Td", value), ("Td", noun if rel.cls == "noun" else f"{rel.nouns[0]} {rel.unit}")]
+
+
+def _cells_tokens(row: str, cells: List[Tuple[str, str]]) -> List[str]:
+  """The tokens of a row as rendered (for `template_skeletons`)."""
+  if row == "li":
+    return ["<Li>", *_TOKEN_RE.findall(cells[0][1]), cells[1][1], "</Li>"]
+  tokens = ["<Tr>"]
+  for tag, text in cells:
+    tokens += [f"<{tag}>", *(_TOKEN_RE.findall(text) if text != "\x00" else ["\x00"]),
+               f"</{tag}>"]
+  return tokens + ["</Tr>"]
+
+
+# ----------------------------------------------------------------------------- page draws
 
 
 class _Page(lexicon.FreshDraws):
-  """The random source of one page; values it hands out are never repeated on the page.
+  """The random source of one page. Fresh draws (values, the subject, the cast) are never
+  repeated on the page; loose draws (background text) may repeat but never equal a fresh one,
+  so a value occurs where it is stated. Names come from `lex` (`LEXICON` or `UNSEEN_LEXICON`);
+  the random draws do not depend on it."""
 
-  Names come from `lex` (`LEXICON` or `UNSEEN_LEXICON`); the random draws do not depend on it.
-  """
-
-  def __init__(self, rng: random.Random, lex: lexicon.Lexicon = LEXICON):
+  def __init__(self, rng: random.Random, lex: lexicon.Lexicon):
     super().__init__(rng, lex, max_tries=500)
+    self.cast: Dict[str, List[str]] = {}
 
   def number(self, low: int, high: int) -> str:
     """A fresh whole number from `low` to `high`, as text."""
     return self.draw(lambda: str(self.rng.randint(low, high)))
 
+  def fresh(self, template: str) -> str:
+    """A fresh value of a `_PLACEHOLDERS` template ("{town}", "Mount {word}"): each placeholder
+    is a fresh draw, and the whole value is marked used too, so no loose draw can repeat it."""
+    values: Dict[str, str] = {}
+    for _, field, _, _ in _FORMATTER.parse(template):
+      if field and field not in values:
+        values[field] = _PLACEHOLDERS[field.rstrip("0123456789")](self)
+    value = template.format(**values)
+    self.used.add(value)
+    return value
 
-def _from_pool(pool: str) -> Callable[[_Page], str]:
-  """A placeholder maker: a fresh word of a lexicon pool."""
-  return lambda p: p.name(pool)
+  def loose(self, make: Callable[[], str]) -> str:
+    for _ in range(200):
+      value = make()
+      if value not in self.used:
+        return value
+    raise RuntimeError("no loose value left")
+
+  def name_like(self, kind: str) -> str:
+    """A cast member of the page most of the time, else a loose name."""
+    cast = self.cast.get(kind)
+    if cast and self.rng.random() < 0.7:
+      return self.rng.choice(cast)
+    if kind == "person":
+      return self.loose(lambda: f"{self.rng.choice(self.lexicon['first'])} "
+                                f"{self.rng.choice(self.lexicon['last'])}")
+    if kind == "company":
+      return self.loose(lambda: f"{self.rng.choice(self.lexicon['company'])} "
+                                f"{self.rng.choice(COMPANY_SUFFIXES)}")
+    return self.loose(lambda: self.rng.choice(self.lexicon[kind]))
+
+  def slot(self, key: str, subject: str) -> str:
+    """The value of one background slot."""
+    base = key.rstrip("0123456789")
+    rng = self.rng
+    if base == "s":
+      return subject
+    if base in ("town", "country", "person", "company", "river", "word", "food", "language"):
+      return self.name_like(base)
+    if base == "year":
+      return self.loose(lambda: str(rng.randint(1700, 2015)))
+    if base == "decade":
+      return str(rng.randint(170, 201) * 10)
+    if base == "num":
+      return self.loose(lambda: str(rng.randint(3, 999)))
+    if base == "big":
+      return self.loose(lambda: f"{rng.randint(2, 950)},{rng.randint(0, 9)}00")
+    if base == "pct":
+      return str(rng.randint(2, 97))
+    if base == "day":
+      return str(rng.randint(1, 28))
+    if base == "small":
+      return str(rng.randint(2, 30))
+    if base == "hour":
+      return str(rng.randint(1, 12))
+    if base == "month":
+      return rng.choice(MONTHS)
+    if base == "direction":
+      return rng.choice(DIRECTIONS)
+    pools = {"when": WHEN, "agent": AGENTS, "adj": ADJ, "deed": DEEDS, "place": PLACES}
+    return self.fill(rng.choice(pools[base]), subject)
+
+  def fill(self, template: str, subject: str) -> str:
+    """A background pattern with every slot filled (a capitalised slot is capitalised)."""
+    def one(match):
+      key = match.group(1)
+      if key[0].isupper():
+        return _cap(self.slot(key.lower(), subject))
+      return self.slot(key, subject)
+    return _SLOT_RE.sub(one, template)
 
 
 def _date(p: _Page) -> str:
@@ -165,531 +874,144 @@ def _date(p: _Page) -> str:
   return f"{p.rng.randint(1, 28)} {p.rng.choice(MONTHS)} {p.number(1700, 2015)}"
 
 
-# Placeholder kind -> maker. Templates name them as {kind} or {kind2}, {kind3} for more.
+# Placeholder kind of a fact value -> its maker. Templates name them as {kind} or {kind2}, ...
 _PLACEHOLDERS: Dict[str, Callable[[_Page], str]] = {
-    **{pool: _from_pool(pool) for pool in _POOLS},
+    **{pool: (lambda pool: lambda p: p.name(pool))(pool) for pool in _POOLS},
     "person": lambda p: f"{p.name('first')} {p.name('last')}",
     "company": lambda p: f"{p.name('company')} {p.rng.choice(COMPANY_SUFFIXES)}",
     "year": lambda p: p.number(1700, 2015),
     "old_year": lambda p: p.number(1100, 1699),
     "date": _date,
-    "count": lambda p: p.number(3, 60),
     "million": lambda p: p.number(2, 95),
     "thousands": lambda p: f"{p.number(2, 95)},{p.rng.randint(1, 9)}00",
     "metres": lambda p: p.number(61, 2400),
     "occupation": lambda p: p.pick(OCCUPATIONS),
     "industry": lambda p: p.pick(INDUSTRIES),
-    "animal": lambda p: p.pick(ANIMALS),
     "landmark": lambda p: p.pick(LANDMARKS),
     "product": lambda p: p.pick(PRODUCTS),
     "slogan": lambda p: p.pick(SLOGANS),
-    "children": lambda p: p.pick(CHILDREN),
     "title": lambda p: f"The {p.pick(TITLE_WORDS[0])} {p.pick(TITLE_WORDS[1])}",
-    "month": lambda p: p.rng.choice(MONTHS),
-    "direction": lambda p: p.rng.choice(DIRECTIONS),
 }
 
 
-def _fill(page: _Page, template: str, subject: str) -> str:
-  """The template with {s} as the subject and every other placeholder freshly drawn."""
-  values = {"s": subject}
-  for _, field, _, _ in _FORMATTER.parse(template):
-    if field and field not in values:
-      values[field] = _PLACEHOLDERS[field.rstrip("0123456789")](page)
-  return template.format(**values)
+class _Deck:
+  """Patterns dealt without repeats until all were used, then reshuffled."""
 
+  def __init__(self, rng: random.Random, patterns: Sequence[str]):
+    self.rng, self.patterns, self.cards = rng, list(patterns), []
 
-# ----------------------------------------------------------------------------- entity types
+  def deal(self) -> str:
+    if not self.cards:
+      self.cards = self.rng.sample(self.patterns, len(self.patterns))
+    return self.cards.pop()
 
-
-@dataclasses.dataclass(frozen=True)
-class Relation:
-  """A fact with a short value; its questions share a keyword with `sentence` and `label`."""
-  name: str
-  label: str  # the table header (<Th>)
-  sentence: str  # with {s} (subject) and {v} (value)
-  questions: Tuple[str, ...]  # with {s}
-  yes_no: str  # with {s} and {v}
-  value: str  # a placeholder template for the value
-
-
-@dataclasses.dataclass(frozen=True)
-class Topic:
-  """A paragraph-long subject (history, economy, ...), the target of long-only questions."""
-  name: str
-  questions: Tuple[str, ...]
-  sentences: Tuple[str, ...]
-
-
-@dataclasses.dataclass(frozen=True)
-class EntityType:
-  """What a page can say about one kind of entity."""
-  name: str
-  subject: str
-  intros: Tuple[str, ...]
-  relations: Tuple[Relation, ...]
-  topics: Tuple[Topic, ...]
-  fillers: Tuple[str, ...]  # sentences stating no relation
-  rows: Tuple[Tuple[str, str], ...]  # (label, value template) table rows stating no relation
-
-
-_R, _T = Relation, Topic
-
-COUNTRY = EntityType(
-    name="country", subject="{country}",
-    intros=("{s} is a country in the {direction} of the {word} region.",
-            "{s} is a small country bordered by {country} and {country2}."),
-    relations=(
-        _R("capital", "Capital", "The capital of {s} is {v}.",
-           ("what is the capital of {s}", "what is the capital city of {s}"),
-           "is {v} the capital of {s}", "{town}"),
-        _R("largest_city", "Largest city", "The largest city in {s} is {v}.",
-           ("what is the largest city in {s}", "which city is the largest in {s}"),
-           "is {v} the largest city in {s}", "{town}"),
-        _R("currency", "Currency", "The currency of {s} is the {v}.",
-           ("what is the currency of {s}", "what currency is used in {s}"),
-           "is the {v} the currency of {s}", "{coin}"),
-        _R("language", "Official language", "The official language of {s} is {v}.",
-           ("what is the official language of {s}", "what language is spoken in {s}"),
-           "is {v} the official language of {s}", "{language}"),
-        _R("independence", "Independence", "{s} gained independence in {v}.",
-           ("when did {s} gain independence", "in what year did {s} gain independence"),
-           "did {s} gain independence in {v}", "{year}"),
-        _R("president", "President", "The current president of {s} is {v}.",
-           ("who is the president of {s}", "who is the current president of {s}"),
-           "is {v} the president of {s}", "{person}"),
-        _R("river", "Longest river", "The longest river in {s} is the {v}.",
-           ("what is the longest river in {s}", "which river in {s} is the longest"),
-           "is the {v} the longest river in {s}", "{river}"),
-        _R("mountain", "Highest mountain", "The highest mountain in {s} is {v}.",
-           ("what is the highest mountain in {s}", "which mountain is the highest in {s}"),
-           "is {v} the highest mountain in {s}", "Mount {word}"),
-        _R("population", "Population", "{s} has a population of about {v}.",
-           ("what is the population of {s}", "what is the current population of {s}"),
-           "is the population of {s} about {v}", "{million} million"),
-        _R("anthem", "National anthem", "The national anthem of {s} is {v}.",
-           ("what is the national anthem of {s}", "what is the anthem of {s}"),
-           "is {v} the national anthem of {s}", "Ode to {word}"),
-        _R("dish", "National dish", "The national dish of {s} is {v}.",
-           ("what is the national dish of {s}", "which dish is the national dish of {s}"),
-           "is {v} the national dish of {s}", "{food} stew"),
-        _R("animal", "National animal", "The national animal of {s} is the {v}.",
-           ("what is the national animal of {s}", "which animal is the symbol of {s}"),
-           "is the {v} the national animal of {s}", "{animal}"),
-    ),
-    topics=(
-        _T("history", ("history of {s}", "what is the history of {s}"),
-           ("The history of {s} reaches back to the {word} tribes of the {direction}.",
-            "In {old_year}, the old kingdom was divided after a long war with {country}.",
-            "The years after {year} are often called a golden age.",
-            "A new constitution was adopted in {year2} after years of unrest.")),
-        _T("economy", ("economy of {s}", "what is the economy of {s} based on"),
-           ("The economy of {s} rests on trade and the sea.",
-            "Its main exports are timber, wool and grain.",
-            "Since {year}, banking and shipping have grown quickly.",
-            "Many workers are employed in the ports along the coast.")),
-        _T("climate", ("climate of {s}", "what is the climate like in {s}"),
-           ("The climate of {s} is mild near the coast and cold in the hills.",
-            "Winters are long and snowy in the {direction}.",
-            "Most rain falls between {month} and {month2}.",
-            "Summer temperatures rarely rise above thirty degrees.")),
-        _T("culture", ("culture of {s}", "what is the culture of {s} known for"),
-           ("The culture of {s} is famous for its folk music and dances.",
-            "Painters of the {word} school are admired across the region.",
-            "A great song festival takes place every summer in {town}.",
-            "Wooden houses are still built in the old style in the villages.")),
-    ),
-    fillers=("{s} is divided into {count} provinces.",
-             "Visitors often come to see the {word} lakes in summer.",
-             "The {word} family ruled the region for many generations.",
-             "A railway line links {town} with the coast.",
-             "The national library holds more than {count} thousand books.",
-             "Relations with {country} have been friendly since {year}.",
-             "The flag of {s} shows a white star on a blue field.",
-             "Many old churches stand in the villages of the {direction}.",
-             "The poet {person} wrote many songs about the land.",
-             "Skiing and rowing are popular sports in {s}.",
-             "Tea and rye bread are part of most meals.",
-             "The {word} forest covers much of the {direction}.",
-             "A ferry runs from {town} to the islands."),
-    rows=(("Area", "{count} thousand square kilometres"), ("Calling code", "+{count}"),
-          ("Established", "{old_year}")),
-)
-
-TOWN = EntityType(
-    name="town", subject="{town}",
-    intros=("{s} is a small town in the {direction} of its province.",
-            "{s} is an old market town with narrow streets."),
-    relations=(
-        _R("country", "Country", "{s} is a town in the country of {v}.",
-           ("what country is {s} in", "in which country is {s}"),
-           "is {s} in the country of {v}", "{country}"),
-        _R("river", "River", "{s} stands on the {v} River.",
-           ("what river flows through {s}", "which river is {s} on"),
-           "is {s} on the {v} river", "{river}"),
-        _R("founded", "Founded", "{s} was founded in {v}.",
-           ("when was {s} founded", "what year was {s} founded"),
-           "was {s} founded in {v}", "{old_year}"),
-        _R("mayor", "Mayor", "The mayor of {s} is {v}.",
-           ("who is the mayor of {s}", "who is the current mayor of {s}"),
-           "is {v} the mayor of {s}", "{person}"),
-        _R("population", "Population", "{s} has a population of {v}.",
-           ("what is the population of {s}", "what is the total population of {s}"),
-           "is the population of {s} {v}", "{thousands}"),
-        _R("club", "Football club", "The football club of {s} is {v}.",
-           ("what is the football club of {s}", "which football club plays in {s}"),
-           "is {v} the football club of {s}", "{word} Rovers"),
-        _R("landmark", "Landmark", "The best known landmark in {s} is the {v}.",
-           ("what is the best known landmark in {s}", "what landmark is {s} known for"),
-           "is the {v} the best known landmark in {s}", "{landmark}"),
-        _R("twin", "Twin town", "The twin town of {s} is {v}.",
-           ("what is the twin town of {s}", "which town is the twin town of {s}"),
-           "is {v} the twin town of {s}", "{town}"),
-        _R("industry", "Main industry", "The main industry in {s} is {v}.",
-           ("what is the main industry in {s}", "which industry is the main one in {s}"),
-           "is {v} the main industry in {s}", "{industry}"),
-        _R("elevation", "Elevation", "The elevation of {s} is {v} above sea level.",
-           ("what is the elevation of {s}", "what is the elevation of {s} above sea level"),
-           "is the elevation of {s} {v}", "{metres} metres"),
-        _R("university", "University", "The university in {s} is called {v}.",
-           ("what is the name of the university in {s}", "which university is in {s}"),
-           "is {v} the university in {s}", "{word} College"),
-    ),
-    topics=(
-        _T("history", ("history of {s}", "what is the history of {s}"),
-           ("The history of {s} begins with a small village by a ford.",
-            "In {old_year}, a great fire destroyed much of the old town.",
-            "The town walls were rebuilt in {old_year2}.",
-            "Soldiers occupied the town for two years during the war of {year}.")),
-        _T("economy", ("economy of {s}", "what is the economy of {s} like"),
-           ("The economy of {s} grew around its busy weekly market.",
-            "Local shops sell cheese, cloth and wine to visitors.",
-            "Since {year}, many residents have travelled to work in {town}.")),
-        _T("geography", ("geography of {s}", "what is the geography of {s} like"),
-           ("The geography of {s} is shaped by a wide green valley.",
-            "Low hills rise to the {direction} of the town.",
-            "Several small lakes lie within walking distance of the centre.")),
-    ),
-    fillers=("The old market square lies at the heart of {s}.",
-             "A bus service connects {s} with {town}.",
-             "The local museum opened in {year}.",
-             "The painter {person} lived here for several years.",
-             "{s} has {count} schools and a public library.",
-             "A farmers' market is held every Saturday.",
-             "The town hall was rebuilt after a storm in {year}.",
-             "The nearest airport is at {town}.",
-             "Many houses in the centre have red tiled roofs.",
-             "A footpath follows the old walls around {s}.",
-             "The {word} bakery has stood on the main street since {year}.",
-             "Every summer a brass band plays in the park.",
-             "The railway reached {s} in {year}."),
-    rows=(("Area", "{count} square kilometres"), ("Postal code", "{count}{count2}0"),
-          ("Website", "www.{word}.org")),
-)
-
-PERSON = EntityType(
-    name="person", subject="{person}",
-    intros=("{s} is a public figure from the {word} valley.",
-            "{s} is remembered as one of the most admired figures of the age."),
-    relations=(
-        _R("born", "Born", "{s} was born on {v}.",
-           ("when was {s} born", "what date was {s} born"),
-           "was {s} born on {v}", "{date}"),
-        _R("home_town", "Home town", "The home town of {s} is {v}.",
-           ("what is the home town of {s}", "where is the home town of {s}"),
-           "is {v} the home town of {s}", "{town}"),
-        _R("occupation", "Occupation", "The occupation of {s} was {v}.",
-           ("what was the occupation of {s}", "what occupation did {s} have"),
-           "was the occupation of {s} {v}", "{occupation}"),
-        _R("spouse", "Married to", "{s} was married to {v}.",
-           ("who was {s} married to", "who did {s} get married to"),
-           "was {s} married to {v}", "{person}"),
-        _R("teacher", "Teacher", "The teacher of {s} was {v}.",
-           ("who was the teacher of {s}", "which teacher trained {s}"),
-           "was {v} the teacher of {s}", "{person}"),
-        _R("prize", "Prize won", "{s} won the {v}.",
-           ("what prize did {s} win", "which prize was won by {s}"),
-           "did {s} win the {v}", "{word} Prize"),
-        _R("work", "Best known work", "The best known work of {s} is {v}.",
-           ("what is the best known work of {s}", "which work is {s} best known for"),
-           "is {v} the best known work of {s}", "{title}"),
-        _R("death", "Place of death", "The place of death of {s} was {v}.",
-           ("what was the place of death of {s}", "place of death of {s}"),
-           "was {v} the place of death of {s}", "{town}"),
-        _R("citizenship", "Citizenship", "{s} holds the citizenship of {v}.",
-           ("what is the citizenship of {s}", "which citizenship does {s} hold"),
-           "does {s} hold the citizenship of {v}", "{country}"),
-        _R("children", "Children", "{s} has {v} children.",
-           ("how many children does {s} have", "number of children of {s}"),
-           "does {s} have {v} children", "{children}"),
-        _R("employer", "Employer", "The employer of {s} was {v}.",
-           ("who was the employer of {s}", "which employer did {s} work for"),
-           "was {v} the employer of {s}", "{company}"),
-    ),
-    topics=(
-        _T("early_life", ("early life of {s}", "what was the early life of {s} like"),
-           ("The early life of {s} was spent in a house full of books.",
-            "As a child, {s} liked long walks and drawing.",
-            "A scholarship in {year} opened the way to further study.")),
-        _T("career", ("career of {s}", "how did the career of {s} begin"),
-           ("The career of {s} began in {year} with a small exhibition.",
-            "Over the next decade, {s} travelled widely and gained many admirers.",
-            "Critics praised the pieces produced after {year2}.")),
-        _T("later_life", ("what happened to {s}", "what happened to {s} in later life",
-                          "later life of {s}"),
-           ("In later life, {s} withdrew from public view.",
-            "A long illness in {year} ended most public appearances.",
-            "{s} spent the final years in a quiet house by the sea.")),
-    ),
-    fillers=("{s} often spoke about the value of patience.",
-             "A portrait of {s} hangs in the museum of {town}.",
-             "Friends described {s} as generous and curious.",
-             "{s} travelled to {country} in {year}.",
-             "Letters between {s} and {person} were published in {year}.",
-             "A street in {town} is named after {s}.",
-             "{s} kept a diary for more than {count} years.",
-             "In {year}, {s} gave a famous lecture in {town}.",
-             "{s} enjoyed sailing and chess.",
-             "Several schools in {country} teach the ideas of {s}.",
-             "A film about {s} was made in {year}.",
-             "{s} once shared a studio with {person}."),
-    rows=(("Years active", "{year} – {year2}"), ("Movement", "{word} school"),
-          ("Languages", "{language}")),
-)
-
-COMPANY = EntityType(
-    name="company", subject="{company}",
-    intros=("{s} is a private company with a long history.",
-            "{s} is a family business that grew into a large firm."),
-    relations=(
-        _R("founder", "Founder", "The founder of {s} is {v}.",
-           ("who is the founder of {s}", "who was the founder of {s}"),
-           "is {v} the founder of {s}", "{person}"),
-        _R("founded", "Founded", "{s} was founded in {v}.",
-           ("when was {s} founded", "what year was {s} founded"),
-           "was {s} founded in {v}", "{year}"),
-        _R("headquarters", "Headquarters", "The headquarters of {s} are in {v}.",
-           ("where is the headquarters of {s}", "in which town are the headquarters of {s}"),
-           "are the headquarters of {s} in {v}", "{town}"),
-        _R("ceo", "Chief executive", "The chief executive of {s} is {v}.",
-           ("who is the chief executive of {s}", "who is the current chief executive of {s}"),
-           "is {v} the chief executive of {s}", "{person}"),
-        _R("product", "Main product", "The main product of {s} is the {v}.",
-           ("what is the main product of {s}", "which product is {s} known for"),
-           "is the {v} the main product of {s}", "{word} {product}"),
-        _R("employees", "Employees", "{s} has about {v} employees.",
-           ("how many employees does {s} have", "what is the number of employees at {s}"),
-           "does {s} have about {v} employees", "{thousands}"),
-        _R("industry", "Industry", "{s} operates in the {v} industry.",
-           ("what industry is {s} in", "which industry does {s} work in"),
-           "is {s} in the {v} industry", "{industry}"),
-        _R("parent", "Parent company", "The parent company of {s} is {v}.",
-           ("what is the parent company of {s}", "which company is the parent of {s}"),
-           "is {v} the parent company of {s}", "{company}"),
-        _R("exchange", "Stock exchange", "{s} is listed on the stock exchange of {v}.",
-           ("on which stock exchange is {s} listed", "what stock exchange lists {s}"),
-           "is {s} listed on the stock exchange of {v}", "{country}"),
-        _R("revenue", "Revenue", "The revenue of {s} is {v} crowns a year.",
-           ("what is the revenue of {s}", "what is the yearly revenue of {s}"),
-           "is the revenue of {s} {v} crowns a year", "{million} million"),
-        _R("slogan", "Slogan", "The slogan of {s} is {v}.",
-           ("what is the slogan of {s}", "which slogan does {s} use"),
-           "is {v} the slogan of {s}", "{slogan}"),
-    ),
-    topics=(
-        _T("history", ("history of {s}", "what is the history of {s}"),
-           ("The history of {s} began in a small workshop in {town}.",
-            "In {year}, the company opened its first large factory.",
-            "A merger in {year2} doubled the size of the business.")),
-        _T("crisis", ("what happened to {s}", "financial crisis of {s}",
-                      "what happened to {s} during the financial crisis"),
-           ("In {year}, {s} faced a serious financial crisis.",
-            "Hundreds of workers lost their jobs during the crisis.",
-            "New investors rescued the company in {year2}.")),
-        _T("research", ("research at {s}", "what research does {s} do"),
-           ("The research centre of {s} tests new materials and designs.",
-            "Its engineers have filed many patents since {year}.",
-            "The centre works closely with students from {town}.")),
-    ),
-    fillers=("{s} has offices in {count} cities.",
-             "Its logo shows a red circle above the name.",
-             "In {year}, {s} opened a branch in {town}.",
-             "The company sponsors a youth orchestra.",
-             "A small museum about the company opened in {year}.",
-             "{s} signed a trade agreement with a firm from {country} in {year}.",
-             "Its annual report is published every {month}.",
-             "Staff receive training at a centre near {town}.",
-             "{s} sells most of its goods abroad.",
-             "Its first catalogue appeared in {year}.",
-             "The company owns a fleet of delivery vans.",
-             "A new warehouse was built near {town} in {year}."),
-    rows=(("Type", "Private"), ("Website", "www.{word}.com"),
-          ("Area served", "{country} and {country2}")),
-)
-
-ENTITY_TYPES = (COUNTRY, TOWN, PERSON, COMPANY)
-
-# ----------------------------------------------------------------------------- unseen names
-
-
-def _fixed_words() -> Set[str]:
-  """The lower-case words of every fixed text a record can hold besides names: the templates
-  of the entity types, the word lists, the html tags and the url."""
-  texts = [*OCCUPATIONS, *INDUSTRIES, *ANIMALS, *LANDMARKS, *PRODUCTS, *SLOGANS, *TITLE_WORDS[0],
-           *TITLE_WORDS[1], *CHILDREN, *COMPANY_SUFFIXES, *MONTHS, *DIRECTIONS,
-           *CANDIDATE_TAGS, "HTML BODY H1 Th Td The", _URL, *PADDING_SENTENCES]
-  for entity in ENTITY_TYPES:
-    texts += [*entity.intros, *entity.fillers, *(text for row in entity.rows for text in row)]
-    for r in entity.relations:
-      texts += [r.label, r.sentence, *r.questions, r.yes_no, r.value]
-    for topic in entity.topics:
-      texts += [*topic.questions, *topic.sentences]
-  literals = (literal for text in texts for literal, _, _, _ in _FORMATTER.parse(text))
-  return {word.lower() for literal in literals for word in re.findall(r"\w+", literal)}
-
-
-# Pools shaped like `LEXICON`'s; none of their words is a word of `LEXICON` or of the fixed texts
-# (building it draws from its own generator: `LEXICON` is unchanged).
-UNSEEN_LEXICON = lexicon.build_unseen_lexicon(LEXICON, _UNSEEN_LEXICON_SEED, _SOUNDS, _POOLS,
-                                              max_length=10, reserved=_fixed_words())
-# The `names` argument of `generate_examples` -> the lexicon the names are drawn from.
-NAME_LEXICONS = {"seen": LEXICON, "unseen": UNSEEN_LEXICON}
 
 # ----------------------------------------------------------------------------- page plan
 
 
 @dataclasses.dataclass
-class _Sentence:
-  """Text around an optional relation value (`fact` names the relation)."""
+class _Fact:
+  """A sentence (or table row / list item) stating a value; `key` names the subject's
+  relation, None for a distractor about another entity."""
   before: str
-  value: str = ""
-  after: str = ""
-  fact: Optional[str] = None
-
-
-@dataclasses.dataclass
-class _Block:
-  """A top-level element: "P" (sentences), "Ul" (one sentence per item) or "Table" (rows)."""
-  tag: str
-  parts: list
-  topic: Optional[str] = None
+  value: str
+  after: str
+  key: Optional[str] = None
 
 
 @dataclasses.dataclass
 class _Plan:
-  """What one page states and what its question asks."""
-  entity: EntityType
-  kind: str
+  kind: Kind
+  family: Family
+  answer: str  # short, yes_no, long, null
   subject: str
-  table: List[Relation]
-  items: List[Relation]
-  paragraphs: List[List[Relation]]  # relations per fact paragraph (may be empty)
-  topics: List[Topic]
-  target: Optional[object]  # a Relation or a Topic
+  target: object  # a Rel or a Topic
+  values: Dict[str, str]
+  box: List[Rel]
+  lead: List[Rel]
+  sections: List[Topic]
+  in_section: Dict[int, List[Rel]]
+  distractors: Dict[int, List[_Fact]]  # section index -> distractor facts
+  target_tokens: int
+  preset: Preset
 
 
-def _plan(page: _Page, entity: EntityType, kind: str, doc_paragraphs: int) -> _Plan:
-  """Splits the entity's relations between table, list and paragraphs; picks the target."""
+def _draw_kind(rng: random.Random, shares: Sequence[Tuple[str, float]]) -> str:
+  x, total = rng.random(), 0.0
+  for answer, share in shares:
+    total += share
+    if x < total:
+      return answer
+  return shares[-1][0]
+
+
+def _fact_sentence(page: _Page, fam: Family, rel: Rel, subject: str, value: str, person: bool,
+                   key: Optional[str]) -> _Fact:
+  noun = page.rng.choice(rel.nouns)
+  words = _words(rel, subject, value, noun, person)
+  pattern = page.rng.choice(fam.noun_facts if rel.cls == "noun" else fam.event_facts)
+  before, after = _split_value(pattern, words)
+  return _Fact(before, value, after, key)
+
+
+def _plan(page: _Page, kind: Kind, fam: Family, answer: str, preset: Preset) -> _Plan:
+  """Draws the subject, the values, where each fact stands and the question's target."""
   rng = page.rng
-  subject = _fill(page, entity.subject, "")
-  n_paragraphs = max(3, doc_paragraphs + rng.randint(-2, 2))
-  relations = list(entity.relations)
+  subject = page.fresh("{" + kind.pool + "}")
+  # The cast: other entities the background text keeps mentioning.
+  for pool, count in (("town", 4), ("country", 2), ("person", 4), ("company", 2), ("river", 1),
+                      ("word", 3)):
+    page.cast[pool] = [page.fresh("{" + pool + "}") for _ in range(count)]
+  target_tokens = int(min(preset.max_tokens, max(preset.min_tokens, rng.lognormvariate(
+      math.log(preset.median_tokens), preset.sigma))))
+  relations = list(kind.relations)
   rng.shuffle(relations)
-  omitted, stated = relations[:NUM_OMITTED], relations[NUM_OMITTED:]
-  n_table, n_items = rng.randint(2, 4), rng.randint(1, 3)
-  topics = list(entity.topics)
+  n_omit = rng.randint(2, 3)
+  omitted, stated = relations[:n_omit], relations[n_omit:]
+  values = {rel.name: page.fresh(rel.value) for rel in stated}
+  topics = list(kind.topics)
   rng.shuffle(topics)
-  n_topics = min(rng.randint(len(topics) - 1, len(topics)), max(1, (n_paragraphs - 1) // 2))
-  present, absent = topics[:n_topics], topics[n_topics:]
-  slots: List[List[Relation]] = [[] for _ in range(n_paragraphs - 1 - n_topics)]
-  for i, relation in enumerate(stated[n_table + n_items:]):
-    slots[i % len(slots)].append(relation)
-  if kind in ("short", "yes_no"):
-    target = rng.choice(stated)
-  elif kind == "long":
-    target = rng.choice(present)
+  # Fewer sections on short pages; at least one topic stays absent (null "tell me about").
+  n_sections = max(preset.min_sections, min(len(topics) - 1, round(target_tokens / 520)))
+  sections, absent = topics[:n_sections], topics[n_sections:]
+  if answer in ("short", "yes_no"):
+    choices = [r for r in stated if answer == "short" or r.cls == "noun"]
+    target = rng.choice(choices)
+  elif answer == "long":
+    target = rng.choice(sections)
   else:
-    target = rng.choice(absent) if absent and rng.random() < 0.35 else rng.choice(omitted)
-  return _Plan(entity, kind, subject, stated[:n_table], stated[n_table:n_table + n_items],
-               slots, present, target)
-
-
-def _fact(page: _Page, relation: Relation, subject: str) -> _Sentence:
-  """The relation's sentence with a fresh value."""
-  before, after = relation.sentence.split("{v}")
-  value = _fill(page, relation.value, subject)
-  return _Sentence(before.format(s=subject), value, after.format(s=subject), relation.name)
-
-
-class _Fillers:
-  """Filler sentences without repeats until every template has been used once."""
-
-  def __init__(self, page: _Page, plan: _Plan):
-    self.page, self.subject = page, plan.subject
-    self.templates = list(plan.entity.fillers)
-    self.deck: List[str] = []
-
-  def take(self, count: int) -> List[_Sentence]:
-    """The next `count` fillers of the deck, a fresh shuffle when it runs out."""
-    sentences = []
-    for _ in range(count):
-      if not self.deck:
-        self.deck = self.page.rng.sample(self.templates, len(self.templates))
-      sentences.append(_Sentence(_fill(self.page, self.deck.pop(), self.subject)))
-    return sentences
-
-
-def _blocks(page: _Page, plan: _Plan) -> List[_Block]:
-  """The page's top-level blocks in order: the intro paragraph first, unless an infobox."""
-  rng, subject, entity = page.rng, plan.subject, plan.entity
-  fillers = _Fillers(page, plan)
-  intro = _Block("P", [_Sentence(_fill(page, rng.choice(entity.intros), subject))]
-                 + fillers.take(rng.randint(1, 2)))
-  rows = [(r.label, _Sentence("", _fill(page, r.value, subject), "", r.name))
-          for r in plan.table]
-  rows += [(label, _Sentence(_fill(page, value, subject)))
-           for label, value in rng.sample(entity.rows, rng.randint(1, 2))]
-  rng.shuffle(rows)
-  table = _Block("Table", rows)
-  items = [_fact(page, r, subject) for r in plan.items]
-  items += fillers.take(max(0, rng.randint(3, 5) - len(items)))
-  rng.shuffle(items)
-  blocks = [_Block("Ul", items)]
-  for relations in plan.paragraphs:
-    sentences = [_fact(page, r, subject) for r in relations]
-    sentences += fillers.take(rng.randint(1, 3) if relations else rng.randint(2, 4))
-    rng.shuffle(sentences)
-    blocks.append(_Block("P", sentences))
-  for topic in plan.topics:
-    sentences = [_Sentence(_fill(page, text, subject)) for text in topic.sentences]
-    blocks.append(_Block("P", sentences + fillers.take(rng.randint(0, 1)), topic.name))
-  if rng.random() < 0.5:  # an infobox before the first paragraph, as on many wiki pages
-    rng.shuffle(blocks)
-    return [table, intro] + blocks
-  blocks.append(table)
-  rng.shuffle(blocks)
-  return [intro] + blocks
-
-
-def _block_words(blocks: List[_Block]) -> int:
-  """The number of words and punctuation marks of the blocks' text (tags left out)."""
-  texts = []
-  for block in blocks:
-    for part in block.parts:
-      label, sentence = part if isinstance(part, tuple) else ("", part)
-      texts += [label, sentence.before, sentence.value, sentence.after]
-  return sum(len(_TOKEN_RE.findall(text)) for text in texts)
-
-
-def _padding(rng: random.Random, words: int) -> List[_Block]:
-  """`<P>` paragraphs of `PADDING_SENTENCES` (six sentences each) holding at least `words`
-  words and punctuation marks."""
-  blocks, count = [], 0
-  while count < words:
-    sentences = [_Sentence(rng.choice(PADDING_SENTENCES)) for _ in range(6)]
-    count += sum(len(_TOKEN_RE.findall(s.before)) for s in sentences)
-    blocks.append(_Block("P", sentences))
-  return blocks
+    target = rng.choice(absent) if rng.random() < 0.3 else rng.choice(omitted)
+  box, lead, in_section = [], [], {}
+  weights = fam.places
+  for rel in stated:
+    x = rng.random() * sum(weights)
+    if x < weights[0]:
+      box.append(rel)
+    elif x < weights[0] + weights[1] and len(lead) < 2:
+      lead.append(rel)
+    else:
+      if fam.early:
+        index = min(rng.randrange(len(sections)), rng.randrange(len(sections)))
+      else:
+        index = rng.randrange(len(sections) // 3, len(sections))
+      in_section.setdefault(index, []).append(rel)
+  # Distractors: the same relations stated about other entities of the same kind (the
+  # target's relation and the relation a null question asks about, when there is one).
+  distractors: Dict[int, List[_Fact]] = {}
+  pool = [r for r in relations if r is not target]
+  chosen = rng.sample(pool, rng.randint(1, 3))
+  if isinstance(target, Rel) and rng.random() < 0.6:
+    chosen.append(target)
+  for rel in chosen:
+    other = rng.choice(page.cast[kind.pool]) if kind.pool in page.cast else page.fresh(
+        "{" + kind.pool + "}")
+    fact = _fact_sentence(page, fam, rel, other, page.fresh(rel.value), kind.person, None)
+    opening = rng.choice(fam.distractors)
+    fact.before = opening + (fact.before[:1].lower() + fact.before[1:]
+                             if not fact.before.startswith(other) else fact.before)
+    distractors.setdefault(rng.randrange(len(sections)), []).append(fact)
+  return _Plan(kind, fam, answer, subject, target, values, box, lead, sections, in_section,
+               distractors, target_tokens, preset)
 
 
 # ----------------------------------------------------------------------------- html tokens
@@ -757,66 +1079,319 @@ class _Html:
     return start, len(self.tokens)
 
 
-# Relation name -> (candidate index, (start_token, end_token) of the value, value text).
-_Facts = Dict[str, Tuple[int, Tuple[int, int], str]]
+
+# ----------------------------------------------------------------------------- rendering
 
 
-def _sentence(html: _Html, sentence: _Sentence, facts: _Facts) -> None:
-  """Emits a sentence's tokens, recording where its fact's value stands."""
-  html.text(sentence.before)
-  if sentence.fact:
-    facts[sentence.fact] = (html.innermost(), html.text(sentence.value), sentence.value)
-  html.text(sentence.after)
+class _Builder:
+  """Renders blocks into an `_Html`, recording where facts and topic paragraphs stand."""
+
+  def __init__(self, page: _Page, plan: _Plan):
+    self.page, self.plan, self.rng = page, plan, page.rng
+    self.html = _Html()
+    # Relation name -> (innermost candidate, top-level candidate, value token span).
+    self.facts: Dict[str, Tuple[int, int, Tuple[int, int]]] = {}
+    self.topics: Dict[str, int] = {}
+    self.top = -1
+    self.generic = _Deck(self.rng, GENERIC)
+    self.decks: Dict[str, _Deck] = {}
+    self.said: set = set()  # background sentences of the page (membership only, never output)
+
+  def open_top(self, tag: str) -> None:
+    self.top = len(self.html.candidates)
+    self.html.open(tag)
+
+  def fact(self, fact: _Fact) -> None:
+    html = self.html
+    html.text(fact.before)
+    span = html.text(fact.value)
+    html.text(fact.after)
+    if fact.key:
+      self.facts[fact.key] = (html.innermost(), self.top, span)
+
+  def sentence(self, topic: Optional[Topic]) -> str:
+    """One background sentence not said before on the page: mostly of the section's topic,
+    sometimes generic; when the topic's patterns are worn out (long pages), a composed one."""
+    for _ in range(3):
+      if topic is None or self.rng.random() < 0.2:
+        deck = self.generic
+      else:
+        deck = self.decks.get(topic.name)
+        if deck is None:
+          deck = self.decks[topic.name] = _Deck(self.rng, topic.sentences)
+      text = self.page.fill(deck.deal(), self.plan.subject)
+      if text not in self.said:
+        break
+    while text in self.said:
+      text = self.page.fill(self.rng.choice(COMPOSED), self.plan.subject)
+    self.said.add(text)
+    return text
+
+  def paragraph(self, topic: Optional[Topic], facts: Sequence[_Fact] = (),
+                first: str = "") -> None:
+    self.open_top("P")
+    parts: List[object] = [self.sentence(topic)
+                           for _ in range(self.rng.randint(*self.plan.preset.sentences))]
+    for fact in facts:
+      parts.insert(self.rng.randint(0, len(parts)), fact)
+    if first:
+      parts.insert(0, first)
+    for part in parts:
+      if isinstance(part, _Fact):
+        self.fact(part)
+      else:
+        self.html.text(part)
+    self.html.close("\n")
+
+  def heading(self, tag: str, text: str) -> None:
+    self.html.open(tag)
+    self.html.text(text)
+    self.html.close("\n")
+
+  def bullet_list(self, items: Sequence[object]) -> None:
+    self.open_top("Ul")
+    for item in items:
+      self.html.open("Li")
+      if isinstance(item, _Fact):
+        self.fact(item)
+      else:
+        self.html.text(item)
+      self.html.close()
+    self.html.close("\n")
+
+  def table(self, rows: Sequence[Sequence[Tuple[str, object]]]) -> None:
+    """A `<Table>` of `<Tr>` rows of (tag, text or fact) cells."""
+    self.open_top("Table")
+    for row in rows:
+      self.html.open("Tr")
+      for tag, cell in row:
+        self.html.open(tag, " ")
+        if isinstance(cell, _Fact):
+          self.fact(cell)
+        else:
+          self.html.text(cell)
+        self.html.close()
+      self.html.close()
+    self.html.close("\n")
 
 
-def _render_block(html: _Html, block: _Block, subject: str, facts: _Facts,
-                  topics: Dict[str, int]) -> None:
-  """One `<P>`, `<Ul>` (of `<Li>`) or `<Table>` (title row, then `<Th>`/`<Td>` rows)."""
-  html.open(block.tag)
-  if block.tag == "P":
-    if block.topic:
-      topics[block.topic] = html.innermost()
-    for sentence in block.parts:
-      _sentence(html, sentence, facts)
-  elif block.tag == "Ul":
-    for sentence in block.parts:
-      html.open("Li")
-      _sentence(html, sentence, facts)
-      html.close()
-  else:
-    html.open("Tr")
-    html.open("Th", " ")
-    html.text(subject)
-    html.close()
-    html.close()
-    for label, sentence in block.parts:
-      html.open("Tr")
-      html.open("Th", " ")
-      html.text(label)
-      html.close()
-      html.open("Td", " ")
-      _sentence(html, sentence, facts)
-      html.close()
-      html.close()
-  html.close("\n" if block.tag != "P" else " ")
+def _box(b: _Builder) -> None:
+  """The family's fact table or list: the box facts among background rows."""
+  plan, page, rng = b.plan, b.page, b.rng
+  fam, kind = plan.family, plan.kind
+  facts = []
+  for rel in plan.box:
+    noun = rng.choice(rel.nouns)
+    cells = _row_cells(fam.row, rel, plan.subject, "\x00", noun)
+    value = plan.values[rel.name]
+    facts.append([(tag, _Fact("", value, "", rel.name) if text == "\x00" else text)
+                  for tag, text in cells])
+  background = [(label, page.fill(template, plan.subject))
+                for label, template in rng.sample(kind.rows, rng.randint(2, len(kind.rows)))]
+  rows: List[List[Tuple[str, object]]] = []
+  for label, text in background:
+    if fam.row == "td_rev":
+      rows.append([("Td", text), ("Td", label.lower())])
+    elif fam.row == "td_of":
+      rows.append([("Td", f"{label} ({plan.subject})"), ("Td", text)])
+    else:
+      rows.append([("Th", label), ("Td", text)])
+  rows += facts
+  rng.shuffle(rows)
+  if fam.box_heading:
+    b.heading("H2", fam.box_heading)
+  if fam.row == "li":
+    items = []
+    for row in rows:
+      label, value = row[0][1], row[-1][1]
+      if isinstance(value, _Fact):
+        items.append(_Fact(label + " ", value.value, "", value.key))
+      else:
+        items.append(f"{label}: {value}" if not label.endswith(":") else f"{label} {value}")
+    for _ in range(rng.randint(2, 5)):
+      items.insert(rng.randint(0, len(items)), b.sentence(None))
+    b.bullet_list(items)
+    return
+  title = [("Th", plan.subject)] if fam.row == "th" else [("Th", plan.subject), ("Th", "")]
+  if fam.row == "td_rev":
+    title = [("Th", plan.subject), ("Th", "Detail")]
+  b.table([[cell for cell in title if cell[1]]] + rows)
 
 
-def _render(subject: str, blocks: List[_Block]):
-  """The page as an `_Html`, where each fact is stated and each topic's candidate."""
-  html, facts, topics = _Html(), {}, {}
+def _lead(b: _Builder) -> None:
+  plan, page = b.plan, b.page
+  intro = page.fill(b.rng.choice(plan.kind.intros), plan.subject)
+  facts = [_fact_sentence(page, plan.family, rel, plan.subject, plan.values[rel.name],
+                          plan.kind.person, rel.name) for rel in plan.lead]
+  b.paragraph(None, facts, first=intro)
+  if plan.target_tokens > 2500:
+    b.paragraph(None)
+
+
+def _data_table(b: _Builder, topic: Topic) -> None:
+  """A multi-column table of numbers (population, results, works) inside a section."""
+  page, rng = b.page, b.rng
+  header = rng.choice((("Year", "Visitors", "Change"), ("Year", "Output", "Share"),
+                       ("Year", "Members", "Notes"), ("Year", "Events", "Place")))
+  rows = [[("Th", h) for h in header]]
+  for _ in range(rng.randint(4, 12)):
+    if header[2] in ("Change", "Share"):
+      third = f"{page.slot('pct', '')} %"
+    else:
+      third = rng.choice(ADJ) if header[2] == "Notes" else page.slot("town", "")
+    rows.append([("Td", page.slot("year", "")), ("Td", page.slot("big", "")), ("Td", third)])
+  b.table(rows)
+
+
+def _section(b: _Builder, index: int, topic: Topic, budget: int) -> None:
+  plan, rng, fam = b.plan, b.rng, b.plan.family
+  start = len(b.html.tokens)
+  b.heading("H2", topic.heading)
+  facts = [_fact_sentence(b.page, fam, rel, plan.subject, plan.values[rel.name],
+                          plan.kind.person, rel.name) for rel in plan.in_section.get(index, [])]
+  facts += plan.distractors.get(index, [])
+  rng.shuffle(facts)
+  # The facts go into the first few paragraphs of the section (one paragraph may hold two).
+  first = True
+  paragraphs = 0
+  while first or len(b.html.tokens) - start < budget:
+    if not first and paragraphs % 4 == 3 and fam.name in ("infobox", "chronicle"):
+      b.heading("H3", b.page.fill(rng.choice(SUBHEADINGS), plan.subject))
+    take = facts[:rng.randint(1, 2)] if facts else []
+    facts = facts[len(take):]
+    if first:
+      b.topics[topic.name] = len(b.html.candidates)
+    b.paragraph(topic, take)
+    first = False
+    paragraphs += 1
+    if paragraphs == 2 and fam.name == "lists":
+      b.bullet_list([b.sentence(topic) for _ in range(rng.randint(3, 6))])
+    elif paragraphs % 3 == 2 and rng.random() < 0.35:
+      _data_table(b, topic)
+  for fact in facts:  # a short section: the rest in one more paragraph
+    b.paragraph(topic, [fact])
+
+
+SUBHEADINGS = ("Early period", "Modern era", "Recent years", "Since {year}", "Before {year}",
+               "The {decade}s", "Developments", "Overview")
+REF_PATTERNS = (
+    "{person} ( {year} ) . The story of {s} . {town} : {company} . p . {num} .",
+    "{person} ; {person2} ( {year} ) . \" {Word} and its people \" . Journal of {Word2} "
+    "Studies . {num} ( {num2} ) : {num3} – {num4} .",
+    "\" {s} \" . {Word} Gazette . {day} {month} {year} . Retrieved {day2} {month2} {year2} .",
+    "{person} ( {year} ) . A short history of the {direction} . {town} : {company} .",
+    "Report on the region ( Report ) . {town} : Office of Statistics . {year} .",
+)
+
+
+def _references(b: _Builder, count: int) -> None:
+  b.heading("H2", b.rng.choice(("References", "Notes", "Sources")))
+  b.bullet_list([b.page.fill(b.rng.choice(REF_PATTERNS), b.plan.subject)
+                 for _ in range(count)])
+
+
+def _see_also(b: _Builder) -> None:
+  b.heading("H2", "See also")
+  items = [f"List of {b.rng.choice(('places', 'people', 'firms', 'buildings'))} in "
+           f"{b.page.slot('country', '')}" for _ in range(b.rng.randint(2, 4))]
+  b.bullet_list(items)
+
+
+def _timeline(b: _Builder, count: int) -> None:
+  b.heading("H2", "Timeline")
+  b.bullet_list([f"{b.page.slot('year', '')} : " + b.page.fill(
+      b.rng.choice(("{Agent} {deed}.", "{Agent} {deed} {place}.")), b.plan.subject)
+      for _ in range(count)])
+
+
+def _navbox(b: _Builder) -> None:
+  rows = []
+  for label in b.rng.sample(("Places", "People", "Firms", "Rivers", "Topics"), 3):
+    kind = {"Places": "town", "People": "person", "Firms": "company", "Rivers": "river",
+            "Topics": "word"}[label]
+    names: List[str] = []
+    for _ in range(b.rng.randint(4, 9)):  # distinct names; a few tries each
+      name = b.page.slot(kind, "")
+      for _ in range(5):
+        if name not in names:
+          break
+        name = b.page.slot(kind, "")
+      if name not in names:
+        names.append(name)
+    rows.append([("Th", label), ("Td", " · ".join(names))])
+  b.table(rows)
+
+
+def _render(page: _Page, plan: _Plan) -> _Builder:
+  """The whole page, in the family's layout."""
+  b = _Builder(page, plan)
+  html, fam, rng = b.html, plan.family, b.rng
   html.open("HTML")
   html.open("BODY")
-  html.open("H1")
-  html.text(subject)
-  html.close()
-  for block in blocks:
-    _render_block(html, block, subject, facts, topics)
+  b.heading("H1", plan.subject)
+  n = len(plan.sections)
+  refs = max(3, int(plan.target_tokens * 0.1 / 24))
+  budget = max(120, int(plan.target_tokens * 0.84) - 400) // n
+  box_after = {"top": -2, "after_lead": -1, "middle": n // 2, "late": n - 2}[fam.box_at]
+  if box_after == -2:
+    _box(b)
+  _lead(b)
+  if box_after == -1:
+    _box(b)
+  for index, topic in enumerate(plan.sections):
+    _section(b, index, topic, budget)
+    if index == box_after:
+      _box(b)
+  if fam.name in ("lists", "chronicle"):
+    _timeline(b, rng.randint(4, 10))
+  if fam.name != "almanac":
+    _see_also(b)
+  _references(b, refs)
+  if fam.name in ("infobox", "chronicle") or rng.random() < 0.3:
+    _navbox(b)
   html.close("\n")
   html.close("\n")
-  return html, facts, topics
+  return b
 
 
-# ----------------------------------------------------------------------------- annotations
+# ----------------------------------------------------------------------------- unseen names
+
+
+def _strings(value) -> Iterator[str]:
+  """Every string inside nested tuples, lists, dicts (keys and values) and dataclasses."""
+  if isinstance(value, str):
+    yield value
+  elif dataclasses.is_dataclass(value):
+    for field in dataclasses.fields(value):
+      yield from _strings(getattr(value, field.name))
+  elif isinstance(value, dict):
+    for key, item in value.items():
+      yield from _strings(key)
+      yield from _strings(item)
+  elif isinstance(value, (tuple, list)):
+    for item in value:
+      yield from _strings(item)
+
+
+def _fixed_words() -> Set[str]:
+  """The lower-case words of the fixed texts a record can hold besides names: the kinds'
+  relations, topics and rows, the families' patterns, the background pools, the value word
+  lists, tags and the url (slot names such as {town} left out)."""
+  texts = _strings((KINDS, FAMILIES_BY_NAME, WHEN, AGENTS, DEEDS, ADJ, PLACES, GENERIC, COMPOSED,
+                    SUBHEADINGS, REF_PATTERNS, OCCUPATIONS, INDUSTRIES, LANDMARKS, PRODUCTS,
+                    SLOGANS, TITLE_WORDS, COMPANY_SUFFIXES, MONTHS, DIRECTIONS, CANDIDATE_TAGS,
+                    "HTML BODY H1 H2 H3 Th Td", _URL))
+  return {word.lower() for text in texts for word in re.findall(r"\w+", _SLOT_RE.sub(" ", text))}
+
+
+# Pools shaped like `LEXICON`'s; none of their words is a word of `LEXICON` or of the fixed texts
+# (building it draws from its own generator: `LEXICON` is unchanged).
+UNSEEN_LEXICON = lexicon.build_unseen_lexicon(LEXICON, _UNSEEN_LEXICON_SEED, _SOUNDS, _POOLS,
+                                              max_length=10, reserved=_fixed_words())
+# The `names` argument of `generate_examples` -> the lexicon the names are drawn from.
+NAME_LEXICONS = {"seen": LEXICON, "unseen": UNSEEN_LEXICON}
+
+# ----------------------------------------------------------------------------- examples
 
 
 def _long_answer(candidates: List[dict], index: int) -> dict:
@@ -844,40 +1419,10 @@ def _short_answer(tokens: List[dict], span: Tuple[int, int]) -> dict:
           "start_token": start, "end_token": end}
 
 
-def _check(condition: bool, message: str) -> None:
-  """An assertion that stays on under `python -O`."""
-  if not condition:
-    raise AssertionError(message)
-
-
 def _occurrences(tokens: List[dict], words: List[str]) -> int:
   """How often `words` occur as consecutive tokens."""
   texts = [t["token"] for t in tokens]
   return sum(texts[i:i + len(words)] == words for i in range(len(texts) - len(words) + 1))
-
-
-def _question_and_gold(page: _Page, plan: _Plan, html: _Html, facts: _Facts,
-                       topics: Dict[str, int]) -> Tuple[str, dict]:
-  """The question text (lower case, as in NQ) and the gold annotation."""
-  target, subject = plan.target, plan.subject
-  null = _annotation(_long_answer(html.candidates, -1))
-  if plan.kind == "null":
-    return page.rng.choice(target.questions).format(s=subject).lower(), null
-  if plan.kind == "long":
-    question = page.rng.choice(target.questions).format(s=subject)
-    return question.lower(), _annotation(_long_answer(html.candidates, topics[target.name]))
-  index, span, value = facts[target.name]
-  long_answer = _long_answer(html.candidates, index)
-  words = _TOKEN_RE.findall(value)
-  _check(1 <= len(words) <= 3 and _occurrences(html.tokens, words) == 1,
-         f"value {value!r} of {target.name} must be 1-3 tokens stated once")
-  if plan.kind == "short":
-    question = page.rng.choice(target.questions).format(s=subject)
-    return question.lower(), _annotation(long_answer, [_short_answer(html.tokens, span)])
-  yes = page.rng.random() < 0.5
-  shown = value if yes else _fill(page, target.value, subject)
-  question = target.yes_no.format(s=subject, v=shown)
-  return question.lower(), _annotation(long_answer, yes_no="YES" if yes else "NO")
 
 
 def _dev_variants(rng: random.Random, gold: dict, kind: str, candidates: List[dict],
@@ -924,79 +1469,175 @@ class _Ids:
     return self._draw(signed=False)
 
 
-def _example(rng: random.Random, ids: _Ids, kind: str, num_annotations: int,
-             doc_paragraphs: int, lex: lexicon.Lexicon = LEXICON, page_words: int = 0) -> dict:
-  """One example of the given question kind in the original NQ format, names drawn from `lex`;
-  padding paragraphs at the end bring the page to `page_words` words (0: none)."""
-  entity = rng.choice(ENTITY_TYPES)
-  page = _Page(rng, lex)
-  plan = _plan(page, entity, kind, doc_paragraphs)
-  blocks = _blocks(page, plan)
-  if page_words:
-    blocks += _padding(rng, page_words - _block_words(blocks))
-  html, facts, topics = _render(plan.subject, blocks)
-  question, gold = _question_and_gold(page, plan, html, facts, topics)
+
+
+class _Retry(Exception):
+  """A page broke a consistency check; it is drawn again."""
+
+
+def _question(page: _Page, plan: _Plan) -> Tuple[str, Optional[str]]:
+  """The question text (lower case) and, for yes/no, the value it names."""
+  rng, fam, target = page.rng, plan.family, plan.target
+  if isinstance(target, Topic):
+    return _format(rng.choice(fam.topic_questions),
+                   {"t": target.noun, "s": plan.subject}).lower(), None
+  noun = rng.choice(target.nouns)
+  if plan.answer == "yes_no":
+    value = plan.values[target.name] if rng.random() < 0.5 else page.fresh(target.value)
+    words = _words(target, plan.subject, value, noun, plan.kind.person)
+    return _format(rng.choice(fam.yes_no), words).lower(), value
+  words = _words(target, plan.subject, "", noun, plan.kind.person)
+  patterns = fam.questions if target.cls == "noun" else fam.event_questions
+  return _format(rng.choice(patterns), words).lower(), None
+
+
+def _gold(plan: _Plan, b: _Builder, yes_no_value: Optional[str]) -> dict:
+  candidates, tokens, rng = b.html.candidates, b.html.tokens, b.rng
+  null = _annotation(_long_answer(candidates, -1))
+  target = plan.target
+  if plan.answer == "null":
+    return null
+  if plan.answer == "long":
+    return _annotation(_long_answer(candidates, b.topics[target.name]))
+  inner, top, span = b.facts[target.name]
+  value = plan.values[target.name]
+  words = [t["token"] for t in tokens[span[0]:span[1]]]
+  if words != _TOKEN_RE.findall(value) or _occurrences(tokens, words) != 1:
+    raise _Retry(f"value {value!r} must be stated exactly once")
+  tag = tokens[candidates[inner]["start_token"]]["token"]
+  # Long answers are mostly top-level: a table row is answered by its table 90% of the time,
+  # a list item by its list half of the time.
+  share = {"<Tr>": 0.9, "<Li>": 0.5}.get(tag, 1.0)
+  index = top if rng.random() < share else inner
+  long_answer = _long_answer(candidates, index)
+  if plan.answer == "short":
+    return _annotation(long_answer, [_short_answer(tokens, span)])
+  yes = yes_no_value == value
+  if not yes and _occurrences(tokens, _TOKEN_RE.findall(yes_no_value)):
+    raise _Retry("a NO value must not occur on the page")
+  return _annotation(long_answer, yes_no="YES" if yes else "NO")
+
+
+def _example(rng: random.Random, ids: _Ids, fam: Family, num_annotations: int,
+             lex: lexicon.Lexicon, preset: Preset) -> Tuple[dict, dict]:
+  """One record in the original NQ format, and what it was made from (for tests)."""
+  answer = _draw_kind(rng, preset.kind_shares)
+  kind = rng.choice(KINDS)
+  for _ in range(_MAX_TRIES):
+    page = _Page(rng, lex)
+    plan = _plan(page, kind, fam, answer, preset)
+    question, yes_no_value = _question(page, plan)
+    b = _render(page, plan)
+    try:
+      gold = _gold(plan, b, yes_no_value)
+    except _Retry:
+      continue
+    break
+  else:
+    raise RuntimeError("could not draw a consistent page")
+  html = b.html
   variants = [gold] if num_annotations == 1 else _dev_variants(
-      rng, gold, kind, html.candidates, num_annotations)
-  title = plan.subject
-  url = _URL.format(title=urllib.parse.quote(title.replace(" ", "_")),
+      rng, gold, answer, html.candidates, num_annotations)
+  url = _URL.format(title=urllib.parse.quote(plan.subject.replace(" ", "_")),
                     oldid=rng.randint(10**8, 10**9 - 1))
-  return {
+  record = {
       "example_id": ids.example(),
       "question_text": question,
       "question_tokens": question.split(),
-      "document_title": title,
+      "document_title": plan.subject,
       "document_url": url,
       "document_html": html.html,
       "document_tokens": html.tokens,
       "long_answer_candidates": html.candidates,
       "annotations": [{"annotation_id": ids.annotation(), **v} for v in variants],
   }
+  target = plan.target
+  meta = {"family": fam.name, "kind": answer, "entity": kind.name,
+          "target": target.name, "value": plan.values.get(target.name),
+          "nouns": target.nouns if isinstance(target, Rel) else (target.noun,),
+          "label": target.label if isinstance(target, Rel) else target.heading,
+          "vp": target.vp if isinstance(target, Rel) else "", "asked": yes_no_value}
+  return record, meta
 
 
-# ----------------------------------------------------------------------------- public API
-
-
-def generate_examples(num_examples: int, seed: int, num_annotations: int = 1,
-                      doc_paragraphs: int = DOC_PARAGRAPHS, names: str = "seen",
-                      page_words: int = 0) -> List[dict]:
-  """Generates synthetic NQ examples in the original format.
-
-  Args:
-    num_examples: How many examples.
-    seed: The same arguments give identical examples; use different seeds for train and dev.
-    num_annotations: 1 as in NQ train, 5 (`NUM_DEV_ANNOTATIONS`) as in NQ dev.
-    doc_paragraphs: About how many `<P>` elements per page (each page draws this +-2, at
-      least 3); the default gives roughly 250 to 650 tokens.
-    names: "seen" draws every name from `LEXICON` (train and dev), "unseen" from
-      `UNSEEN_LEXICON`, whose words never occur in "seen" data. Only the names differ: the
-      random draws are the same.
-    page_words: When positive, paragraphs of neutral sentences (`PADDING_SENTENCES`: no fact,
-      value or name) are added at the end of each page until its text has about this many
-      words, e.g. 3000 for pages of real NQ size (a conversion benchmark). 0 (the default)
-      adds none and leaves the output unchanged.
-
-  Returns:
-    Dicts ready for `json.dumps`, with the keys of the original NQ release.
-  """
-  if num_annotations < 1:
-    raise ValueError(f"num_annotations must be >= 1, got {num_annotations}")
-  if names not in NAME_LEXICONS:
-    raise ValueError(f"names must be one of {sorted(NAME_LEXICONS)}, got {names!r}")
-  lex = NAME_LEXICONS[names]
+def generate_with_meta(num: int, seed: int = 0, split: str = "train", names: str = "seen",
+                       families: Optional[Sequence[str]] = None,
+                       preset: str = "benchmark") -> List[Tuple[dict, dict]]:
+  """As `generate_examples`, with each record's family, answer kind and target (for tests;
+  the records themselves carry no family id)."""
+  knobs = _preset(preset)
+  families = knobs.train_families if families is None else families
+  writer.check_generator_arguments(num, split, SPLITS, names, sorted(NAME_LEXICONS), families,
+                                   FAMILIES_BY_NAME)
   rng = random.Random(seed)
   ids = _Ids(rng)
-  examples, kinds = [], []
-  for _ in range(num_examples):
-    if not kinds:  # each run of four examples has one question of each kind
-      kinds = rng.sample(KINDS, len(KINDS))
-    examples.append(_example(rng, ids, kinds.pop(), num_annotations, doc_paragraphs, lex,
-                             page_words))
-  return examples
+  count = 1 if split == "train" else NUM_DEV_ANNOTATIONS
+  lex = NAME_LEXICONS[names]
+  fams = [FAMILIES_BY_NAME[f] for f in families]
+  return [_example(rng, ids, rng.choice(fams), count, lex, knobs) for _ in range(num)]
+
+
+def generate_examples(num: int, seed: int = 0, split: str = "train", names: str = "seen",
+                      families: Optional[Sequence[str]] = None,
+                      preset: str = "benchmark") -> List[dict]:
+  """`num` records in the original NQ format.
+
+  Args:
+    num: How many records.
+    seed: The same arguments give identical records.
+    split: "train" gives 1 annotation per record, every other split 5 (as NQ dev).
+    names: "seen" draws names from `LEXICON`, "unseen" from `UNSEEN_LEXICON`.
+    families: The template families to draw from (each record uses one); None: the preset's
+      train families (`TRAIN_FAMILIES` in the benchmark preset).
+    preset: One of `PRESETS`: "benchmark" (real NQ length) or "short" (about 330 words).
+  """
+  return [record for record, _ in generate_with_meta(num, seed, split, names, families, preset)]
+
+
+def _split_records(split: str, num: int, seed: int, train_families: Sequence[str],
+                   preset: str) -> List[dict]:
+  offset, names, held_out = _SPLIT_SETUP[split]
+  knobs = _preset(preset)
+  families = (knobs.held_out_families if held_out else
+              tuple(train_families) if split == "train" else knobs.train_families)
+  return generate_examples(num, seed + offset, split, names, families, preset)
+
+
+def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,
+                     train_families: Optional[Sequence[str]] = None,
+                     preset: str = "benchmark") -> Dict[str, str]:
+  """Writes the five splits (gzipped JSON lines) unless the info file shows this version wrote
+  them with the same arguments; returns {split: path}.
+
+  `train_families`: the families of the train split (None: the preset's train families;
+  FAMILIES trains on the held-out families too, the ablation that measures what holding them
+  out costs). `preset`: one of `PRESETS`; the held-out splits use its held-out families.
+  """
+  knobs = _preset(preset)
+  for name, value in (("num_train", num_train), ("num_dev", num_dev)):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+      raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+  train_families = knobs.train_families if train_families is None else train_families
+  paths = {split: os.path.join(directory, FILENAMES[split]) for split in SPLITS}
+  # "generator" names the preset, so a folder written with one preset is rewritten when another
+  # is asked for ("nq_benchmark": the info written before presets existed, whose folders are
+  # still reused).
+  info = {"generator": f"nq_{preset}", "generator_version": GENERATOR_VERSION,
+          "num_train": num_train, "num_dev": num_dev, "seed": seed,
+          "families": {"train": list(train_families), "held_out": list(knobs.held_out_families)}}
+  marker = os.path.join(directory, INFO_FILENAME)
+  if not writer.is_current(marker, info, paths.values()):
+    for split in SPLITS:
+      num = num_train if split == "train" else num_dev
+      writer.write_jsonl(paths[split], _split_records(split, num, seed, train_families, preset),
+                         compress=True)
+    writer.write_info(marker, info)
+  return paths
 
 
 def to_simplified(record: dict) -> dict:
-  """The simplified-train form of an original record (same token indices, no html/bytes)."""
+  """The simplified-train form of an original record (same token indices, no html or bytes), as
+  in NQ's simplified training file."""
   def long_answer(la: dict) -> dict:
     """The long answer's token offsets only."""
     return {k: la[k] for k in ("start_token", "end_token", "candidate_index")}
@@ -1019,62 +1660,45 @@ def to_simplified(record: dict) -> dict:
   }
 
 
-def write_jsonl_gz(records: Iterable[dict], path: str) -> str:
-  """Writes one JSON object per line, gzip-compressed (byte-identical for identical records)."""
-  return writer.write_jsonl(path, records, compress=True)
+# ----------------------------------------------------------------------------- statistics
 
 
-def write_dataset(directory: str, num_train: int, num_dev: int, seed: int = 0,
-                  doc_paragraphs: int = DOC_PARAGRAPHS) -> Dict[str, str]:
-  """Writes train (1 annotation), dev (5 annotations), simplified train and the two splits
-  about unseen entities (`num_dev` examples each, 5 annotations, original format).
-
-  Dev uses `seed + DEV_SEED_OFFSET`, so its ids and pages differ from train. The unseen splits
-  draw their names from `UNSEEN_LEXICON` and use `seed + UNSEEN_DEV_SEED_OFFSET` and
-  `seed + UNSEEN_TEST_SEED_OFFSET`, each with its own random generator, so train and dev are
-  the same as without them.
-
-  Returns:
-    {"train": path, "dev": path, "train_simplified": path, "dev_unseen": path,
-    "test_unseen": path}.
-  """
-  paths = _paths(directory)
-  train = generate_examples(num_train, seed, 1, doc_paragraphs)
-  dev = generate_examples(num_dev, seed + DEV_SEED_OFFSET, NUM_DEV_ANNOTATIONS, doc_paragraphs)
-  write_jsonl_gz(train, paths["train"])
-  write_jsonl_gz(dev, paths["dev"])
-  write_jsonl_gz((to_simplified(r) for r in train), paths["train_simplified"])
-  for split, offset in (("dev_unseen", UNSEEN_DEV_SEED_OFFSET),
-                        ("test_unseen", UNSEEN_TEST_SEED_OFFSET)):
-    unseen = generate_examples(num_dev, seed + offset, NUM_DEV_ANNOTATIONS, doc_paragraphs,
-                               names="unseen")
-    write_jsonl_gz(unseen, paths[split])
-  return paths
+def _percentile(values: Sequence[float], q: float) -> float:
+  ordered = sorted(values)
+  return float(ordered[min(len(ordered) - 1, int(q * len(ordered)))])
 
 
-def _paths(directory: str) -> Dict[str, str]:
-  """Split name -> file path."""
-  return {"train": os.path.join(directory, TRAIN_FILENAME),
-          "dev": os.path.join(directory, DEV_FILENAME),
-          "train_simplified": os.path.join(directory, TRAIN_SIMPLIFIED_FILENAME),
-          "dev_unseen": os.path.join(directory, DEV_UNSEEN_FILENAME),
-          "test_unseen": os.path.join(directory, TEST_UNSEEN_FILENAME)}
+def _summary(values: Sequence[float]) -> Dict[str, float]:
+  return {"mean": float(statistics.fmean(values)), "median": float(statistics.median(values)),
+          "p90": _percentile(values, 0.9), "max": float(max(values))}
 
 
-def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,
-                     doc_paragraphs: int = DOC_PARAGRAPHS) -> Dict[str, str]:
-  """Writes the dataset unless `synthetic_info.json` shows the same arguments were used.
+def text_of(record: dict) -> str:
+  """The text a model reads: the question and the page's non-html tokens."""
+  return " ".join([record["question_text"]] + [t["token"] for t in record["document_tokens"]
+                                              if not t["html_token"]])
 
-  The marker is written after the data, so an interrupted run regenerates everything.
 
-  Returns:
-    The paths, as from `write_dataset`.
-  """
-  paths = _paths(directory)
-  info = {"generator_version": GENERATOR_VERSION, "num_train": num_train, "num_dev": num_dev,
-          "seed": seed, "doc_paragraphs": doc_paragraphs}
-  marker = os.path.join(directory, INFO_FILENAME)
-  if not writer.is_current(marker, info, paths.values()):
-    write_dataset(directory, num_train, num_dev, seed, doc_paragraphs)
-    writer.write_info(marker, info)
-  return paths
+def length_statistics(records: Sequence[dict]) -> dict:
+  """Words per item (whitespace tokens of the question and of the page text, tags left out;
+  NQ tokens, so punctuation marks count), document tokens with tags, candidates, answer kinds."""
+  if not records:
+    raise ValueError("length_statistics needs at least one record")
+  words = [len(text_of(r).split()) for r in records]
+  tokens = [len(r["document_tokens"]) for r in records]
+  candidates = [len(r["long_answer_candidates"]) for r in records]
+  top = [sum(c["top_level"] for c in r["long_answer_candidates"]) for r in records]
+  kinds = {"short": 0, "yes_no": 0, "long": 0, "null": 0}
+  for r in records:
+    answered = [a for a in r["annotations"] if a["long_answer"]["candidate_index"] >= 0]
+    if len(answered) < min(2, len(r["annotations"])):
+      kinds["null"] += 1
+    elif any(a["yes_no_answer"] != "NONE" for a in answered):
+      kinds["yes_no"] += 1
+    elif any(a["short_answers"] for a in answered):
+      kinds["short"] += 1
+    else:
+      kinds["long"] += 1
+  return {"items": len(records), "words": _summary(words), "document_tokens": _summary(tokens),
+          "candidates": _summary(candidates), "top_level_candidates": _summary(top),
+          "kinds": {k: v / len(records) for k, v in kinds.items()}}

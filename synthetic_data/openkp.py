@@ -1,85 +1,157 @@
-"""Small synthetic OpenKP (MS MARCO OpenKeyPhrase) data in the official JSONL format.
+"""Synthetic OpenKP (MS MARCO OpenKeyPhrase) web pages in the official JSONL format, two presets.
 
-Why: tests and a CPU demo need keyphrase-extraction pages without downloading the real release.
-Each line is one web page: `url` (the key), `text` (its words joined by single spaces, letters
-and digits only), `VDOM` (a JSON string: the page's text elements in reading order, each with an
-`Id`, its `text`, word offsets `start_idx`/`end_idx` into `text.split(" ")` (end exclusive) and
-20 visual features: x, width, y, height, is_block, is_inline, has_heading, is_leaf, font_size,
-is_bold of the element, then the same ten of its parent) and `KeyPhrases` (a list of 1 to 3
-phrases, each a list of lower-case words; `empty_rate` of the pages have none). The elements
-never overlap and together cover every word of `text` exactly once.
+Why: tests, the demos and the conversion benchmark need keyphrase-extraction pages without the
+real release, and the pages must be varied enough that a model cannot learn one set of sentence
+templates instead of reading. Each line is one page: `url` (the key), `text` (its words joined by
+single spaces, ASCII letters and digits only), `VDOM` (a JSON string: the page's text elements
+in reading order, each with an `Id`, its `text`, word offsets `start_idx`/`end_idx` into
+`text.split(" ")` (end exclusive) and the 20 visual features of `FEATURE_NAMES`, the element's
+ten then its parent's) and `KeyPhrases` (1 to 3 phrases, each a list of lower-case words). The
+elements never overlap and together cover every word of `text` once.
 
-Every page is about one invented topic of four kinds: a product review, a travel guide, a
-biography or an event announcement. Its entities (brands, models, towns, landmarks, dishes,
-people, works, venues, awards, ...) combine one fixed lexicon of invented words (drawn from its
-own seed, the same for every data seed, ASCII letters only) with common English words. A page
-reads from top to bottom: a navigation bar (the site's name and menu words, small inline text),
-a bold title heading, a byline, 2 to 5 sections (a bold heading, then paragraphs with some bold
-inline spans, sometimes an "Advertisement" slot), a "related articles" list with a newsletter
-line and a footer (copyright and policy links). Pages have 150 to `max_words` (700) words and
-15 to 80 elements; boxes are plausible pixel values (x 0-1200, width 50-1200, height 10-200,
-y growing down the page in reading order, font size 11-40, flags 0 or 1).
+Pages come from seven independent template families (page genres):
 
-The 1 to 3 key phrases (1 to 5 words, mostly 1 to 3) are entities of the page's topic. They are
-learnable from visual and text cues: on about nine pages in ten every key phrase sits in the
-title, a section heading or a bold span, and each one recurs 2 to 5 times in the body. It is not
-trivial: the other entities of the page also get headings, bold spans and related links, the main
-entity is sometimes not a key phrase although it is in the title, and boilerplate (the site's
-name in the navigation bar, byline and footer, stock sentences such as "one of the best") makes
-frequent n-grams that are not key phrases. The navigation bar comes first, so the first words
-of a page are never a key phrase. Some pages write the menu, headings or bold spans in capitals;
-titles and headings use title case, so the text's case often differs from the lower-case
-`KeyPhrases`.
+  news        news article: breadcrumb, lede that names the topic, pull quote, tags, most read
+  product     shop page: product title, price, feature bullets, specifications, reviews
+  recipe      recipe or how-to: long intro story, ingredients, numbered steps, comments
+  forum       forum thread: question title, posts with user names and reply buttons
+  encyclopedia (held out) reference entry: infobox, bold first mention, contents, references
+  directory   (held out) local listings: one block per business with address and rating
+  blog        (held out) personal blog post: first person, captions, tags, comments, sidebar
 
-The same arguments always give identical pages (one `random.Random(seed)` for the content and
-one derived from the seed for the empty and duplicate draws, so those rates change only the
-`KeyPhrases` and `url` fields). `ensure_demo_data` uses `seed` for train and
-`seed + DEV_SEED_OFFSET` for dev, so their pages differ; both name their entities from `LEXICON`,
-so a model can score on dev by remembering which invented words make key phrases. Two more
-splits test whether it reads the page instead: "dev_unseen" (`DEV_UNSEEN_FILENAME`, seed
-`seed + UNSEEN_DEV_SEED_OFFSET`) and "test_unseen" (`TEST_UNSEEN_FILENAME`, seed
-`seed + UNSEEN_TEST_SEED_OFFSET`), `num_dev` pages each, name their entities from
-`UNSEEN_LEXICON` (`generate_pages(names="unseen")`): the same pools from another seed, none of
-whose words occurs in LEXICON, so none occurs in train. Templates and English entity parts
-(product nouns, titles of works, tickets, ...) are shared by all splits. Each split has its own
-generators, so the unseen splits leave train and dev unchanged. Pure Python: importing this
-module or generating pages never loads TensorFlow.
+Each family has its own wording of every sentence that mentions an entity, its own stock
+sentences, headings, titles and boilerplate (menus, cookie notices, buttons, footers) and its
+own layout, so the place and visual features of the key phrases differ (title or not, bold
+first mention, headings, tags, breadcrumbs, listing names). Background prose comes from large
+combinatorial pools per topic kind (person, event, place, product, dish, business), so long
+pages do not repeat a sentence. Train, dev and dev_unseen use the preset's train families; the
+two `*_unseen_templates` splits use only its held-out families and the unseen lexicon, so
+neither their names nor their mention sentences occur in train.
+
+Names: entities combine English words with invented words of a fixed lexicon (`LEXICON`, drawn
+from its own seed, the same for every data seed, none of them an English word of the pages).
+`names="unseen"` (dev_unseen and the held-out-family splits) draws them from `UNSEEN_LEXICON`,
+the same pools from another seed with none of LEXICON's words, so none occurs in train.
+
+Key phrases are 1 to 3 entities a reader would pick as the page's topic (the main entity on
+every page, plus up to two of its most important related entities), mostly 1 to 3 words, at
+most 5; they recur in the body and usually carry a visual cue (title, heading or bold span;
+on about one page in twelve one key phrase gets none). Other entities (rival products, other
+towns' events with the same event words, listings, colleagues) also get headings, bold spans
+and related links, and boilerplate repeated on the page (site name, buttons, forum actions,
+cookie words) makes frequent n-grams that are not key phrases, so the frequent n-gram baseline
+stays weak (about 0.2 to 0.3 F1@3, as on the real data).
+
+Presets (`PRESETS`): the same code with other knobs (`Preset`, `preset_settings`).
+
+  benchmark (the default) the real data's lengths, from Xiong et al. 2019, "Open Domain Web
+    Keyphrase Extraction Beyond Language Modeling" (EMNLP; the OpenKP dataset): pages of about
+    900 words on average with a long tail, 1 to 3 key phrases (about 1.8 on average), mostly of
+    1 to 3 words. The page length is drawn from a log-normal with median 800 words and p90
+    about 1,700 (clipped to `MIN_WORDS`..`MAX_WORDS`), so measured pages have a median of 700
+    to 900 words and a p90 of 1,400 to 2,000 (the tests' bands on 300 pages); all seven
+    families, `TRAIN_FAMILIES` and `HELD_OUT_FAMILIES`.
+  short   pages of about 380 words (a drawn median of 320, sigma 0.3, clipped to 200..700;
+    the earlier short demo pages had about 10% more words and 10 to 20% fewer pieces), from the
+    first train family (news) and the first held-out one (encyclopedia) only: data a test can
+    train on in seconds.
+
+Deterministic: the same arguments give identical records (one `random.Random` per call, no
+`hash()`, no set iteration in the output). Pure Python: never imports TensorFlow.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import math
+import json
 import os
 import random
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from synthetic_data import lexicon, writer
 from synthetic_data.lexicon import MONTHS, FreshDraws, capitalise
-from tasks.openkp.baselines import STOPWORDS, top_ngrams
 
 GENERATOR_VERSION = 1
-DEV_SEED_OFFSET = 1_000_003
-UNSEEN_DEV_SEED_OFFSET = 2_000_029  # "dev_unseen": pages about entities train never names
-UNSEEN_TEST_SEED_OFFSET = 3_000_017  # "test_unseen": the same, held out for a final check
-TRAIN_FILENAME = "OpenKPTrain.jsonl"
-DEV_FILENAME = "OpenKPDev.jsonl"
-DEV_UNSEEN_FILENAME = "OpenKPDevUnseen.jsonl"
-TEST_UNSEEN_FILENAME = "OpenKPTestUnseen.jsonl"
-SPLIT_FILENAMES = {"train": TRAIN_FILENAME, "dev": DEV_FILENAME,
-                   "dev_unseen": DEV_UNSEEN_FILENAME, "test_unseen": TEST_UNSEEN_FILENAME}
-INFO_FILENAME = "OpenKPSyntheticInfo.json"
+FAMILIES = ("news", "product", "recipe", "forum", "encyclopedia", "directory", "blog")
+TRAIN_FAMILIES = FAMILIES[:4]
+HELD_OUT_FAMILIES = FAMILIES[4:]
+SPLITS = ("train", "dev", "dev_unseen", "dev_unseen_templates", "test_unseen_templates")
+NAMES = ("seen", "unseen")
+PRESETS = ("benchmark", "short")
+SPLIT_FILENAMES = {"train": "OpenKPBenchmarkTrain.jsonl", "dev": "OpenKPBenchmarkDev.jsonl",
+                   "dev_unseen": "OpenKPBenchmarkDevUnseen.jsonl",
+                   "dev_unseen_templates": "OpenKPBenchmarkDevUnseenTemplates.jsonl",
+                   "test_unseen_templates": "OpenKPBenchmarkTestUnseenTemplates.jsonl"}
+INFO_FILENAME = "OpenKPBenchmarkInfo.json"
+# Each split's seed is `seed + offset`, so the splits never share a page.
+SEED_OFFSETS = {"train": 0, "dev": 1_000_003, "dev_unseen": 2_000_029,
+                "dev_unseen_templates": 4_000_037, "test_unseen_templates": 5_000_011}
+# The benchmark preset's page length (the short one's is in `_PRESETS`).
+MEDIAN_WORDS = 800  # the log-normal page length's median
+SIGMA_WORDS = 0.59  # its sigma: p90 = 800 * exp(1.2816 * 0.59), about 1,700 words
+MIN_WORDS = 250
+MAX_WORDS = 4000
 MAX_ELEMENTS = 512  # the most VDOM elements a page may have (the real data's limit)
-MAX_PAGE_ELEMENTS = 80  # the most these pages have
-MIN_WORDS = 150  # the fewest words of a page
-MIN_MAX_WORDS = 200  # the smallest `max_words` accepted
 _BOX_FIELDS = ("x", "width", "y", "height", "is_block", "is_inline", "has_heading", "is_leaf",
                "font_size", "is_bold")
 FEATURE_NAMES = _BOX_FIELDS + tuple("parent_" + name for name in _BOX_FIELDS)
 
-KINDS = ("product", "place", "person", "event")
+Phrase = Tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Preset:
+  """What a preset sets: the drawn page length and the families of the splits."""
+  median_words: int  # the log-normal page length's median
+  sigma_words: float  # its sigma
+  min_words: int  # the drawn length is clipped to min_words..max_words
+  max_words: int
+  train_families: Tuple[str, ...]  # train, dev and dev_unseen (and `generate_examples`' default)
+  held_out_families: Tuple[str, ...]  # dev_unseen_templates and test_unseen_templates
+
+
+_PRESETS = {
+    "benchmark": Preset(MEDIAN_WORDS, SIGMA_WORDS, MIN_WORDS, MAX_WORDS, TRAIN_FAMILIES,
+                        HELD_OUT_FAMILIES),
+    "short": Preset(320, 0.3, 200, 700, TRAIN_FAMILIES[:1], HELD_OUT_FAMILIES[:1]),
+}
+
+
+def preset_settings(preset: str) -> Preset:
+  """The knobs of a preset; ValueError names the valid presets."""
+  if preset not in _PRESETS:
+    raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}")
+  return _PRESETS[preset]
+
+# ----------------------------------------------------------------------------- styles
+
+# name -> (mode, smallest and largest font, has_heading, is_bold, indent in pixels).
+# "text": one element; "para": plain and bold runs (one element, or inline runs in a box);
+# "row": each item its own inline element, left to right.
+_STYLES: Dict[str, Tuple[str, int, int, int, int, int]] = {
+    "logo": ("text", 18, 26, 0, 1, 0), "menu": ("row", 12, 14, 0, 0, 0),
+    "crumbs": ("row", 11, 13, 0, 0, 0), "notice": ("text", 11, 13, 0, 0, 0),
+    "title": ("text", 28, 40, 1, 1, 0), "meta": ("text", 12, 13, 0, 0, 0),
+    "h2": ("text", 20, 26, 1, 1, 0), "h3": ("text", 16, 19, 1, 1, 0),
+    "para": ("para", 14, 16, 0, 0, 0), "item": ("para", 14, 16, 0, 0, 24),
+    "label": ("text", 14, 16, 0, 1, 0), "quote": ("para", 16, 19, 0, 0, 40),
+    "actions": ("row", 12, 13, 0, 0, 0), "buttons": ("row", 14, 16, 0, 1, 0),
+    "tags": ("row", 12, 14, 0, 0, 0), "price": ("text", 20, 28, 0, 1, 0),
+    "side_h": ("text", 15, 18, 1, 1, 420), "side": ("text", 13, 14, 0, 0, 420),
+    "caption": ("text", 12, 13, 0, 0, 0), "cell": ("row", 13, 14, 0, 0, 0),
+    "footer": ("row", 11, 12, 0, 0, 0),
+}
+# Family -> style changes: (font range, heading, bold) for the styles it draws differently.
+_STYLE_CHANGES: Dict[str, Dict[str, Tuple[int, int, int, int]]] = {
+    "forum": {"title": (22, 28, 1, 1), "label": (13, 14, 0, 1)},
+    "encyclopedia": {"title": (28, 34, 1, 0), "h2": (20, 24, 1, 0), "h3": (16, 18, 1, 1)},
+    "blog": {"title": (30, 40, 1, 0), "h2": (22, 28, 1, 0)},
+    "directory": {"label": (17, 20, 1, 1)},
+}
+_CUE_STYLES = ("title", "h2", "h3", "side_h")  # styles with has_heading
+
 
 # ----------------------------------------------------------------------------- English words
 
@@ -96,7 +168,6 @@ STORE_WORDS = ("Outlet", "Market", "Store", "Depot")
 LANDMARKS = ("Lighthouse", "Bridge", "Castle", "Harbour", "Abbey", "Tower", "Gardens")
 REGION_WORDS = ("Valley", "Coast", "Highlands", "Islands", "Forest")
 DISHES = ("stew", "pie", "bread", "cake", "soup", "dumplings")
-FESTIVAL_WORDS = (("Lantern", "Festival"), ("Summer", "Music", "Festival"), ("Harvest", "Fair"))
 OCCUPATIONS = ("cellist", "novelist", "architect", "photographer", "sculptor", "chef",
                "botanist", "filmmaker")
 WORK_ADJECTIVES = ("Silent", "Golden", "Northern", "Quiet", "Hidden", "Distant", "Paper", "Salt")
@@ -107,168 +178,454 @@ EVENT_WORDS = (("Jazz", "Festival"), ("Film", "Week"), ("Food", "Festival"), ("B
 VENUE_WORDS = ("Arena", "Hall", "Park", "Pavilion")
 TICKETS = (("early", "bird", "ticket"), ("weekend", "pass"), ("family", "ticket"),
            ("day", "pass"))
-SITE_SUFFIXES = {
-    "product": ("Reviews", "Tech", "Gear", "Home"),
-    "place": ("Travel", "Guide", "Journeys", "Trips"),
-    "person": ("News", "Times", "Daily", "Post"),
-    "event": ("Events", "Daily", "Tonight", "Weekly"),
+INGREDIENTS = (("lamb",), ("chickpeas",), ("sweet", "potato"), ("smoked", "paprika"),
+               ("lentils",), ("buttermilk",), ("rhubarb",), ("walnuts",), ("pumpkin",),
+               ("fresh", "ginger"), ("goat", "cheese"), ("wild", "garlic"))
+TECHNIQUES = (("slow", "cooker"), ("cast", "iron", "skillet"), ("sourdough", "starter"),
+              ("air", "fryer"), ("pressure", "cooker"), ("dutch", "oven"), ("stand", "mixer"))
+DISH_WORDS = ("stew", "pie", "bread", "cake", "soup", "dumplings", "curry", "tart", "salad",
+              "casserole")
+CATEGORIES = (("bike", "repair", "shops"), ("bakeries",), ("dentists",), ("yoga", "studios"),
+              ("plumbers",), ("pet", "groomers"), ("coffee", "shops"), ("florists",),
+              ("driving", "schools"), ("bookshops",), ("car", "rental"), ("hair", "salons"))
+LISTING_WORDS = ("Studio", "Workshop", "Corner", "House", "Company", "Place", "Works", "Garage")
+STREET_WORDS = ("Street", "Road", "Lane", "Avenue", "Square")
+
+# ----------------------------------------------------------------------------- family text
+
+# The sentences that mention an entity ("{x}"): each family words them its own way. "{n}" is
+# a small number, "{year}" a year.
+MENTIONS: Dict[str, Tuple[str, ...]] = {
+    "news": (
+        "{x} was at the centre of the debate again this week",
+        "a spokesperson declined to comment on {x} when reached by phone",
+        "according to people familiar with the matter {x} has drawn wide interest",
+        "local reporters have followed {x} closely since the spring",
+        "questions about {x} dominated the council meeting on Monday",
+        "the latest figures put {x} in a new light",
+        "supporters and critics of {x} gathered outside the town hall",
+        "{x} made headlines for the second time in {n} months",
+        "analysts say {x} could shape the coming season",
+        "the story of {x} first broke late on Friday night",
+        "in a statement released this morning officials mentioned {x} twice",
+        "readers have sent dozens of letters about {x}",
+        "no decision about {x} is expected before the end of the month",
+        "{x} featured prominently in the evening bulletin",
+        "sources close to the organisers said {x} remains a priority",
+        "{x} is expected to dominate talk at the weekend markets",
+        "opposition members called for an inquiry into {x}",
+        "residents interviewed on Thursday were split over {x}",
+        "figures obtained by this newspaper show {x} grew sharply",
+        "the row over {x} shows no sign of cooling"),
+    "product": (
+        "shoppers who bought {x} also left detailed ratings",
+        "every order of {x} ships in recyclable packaging",
+        "{x} is covered by our {n} day money back guarantee",
+        "compare {x} with similar items before you check out",
+        "the listing for {x} was last updated this week",
+        "questions about {x} are answered by our support team within hours",
+        "{x} is currently one of our top sellers in this category",
+        "add {x} to your wish list to track price drops",
+        "stock of {x} is limited in some warehouses",
+        "this page lists full technical details for {x}",
+        "verified buyers rate {x} highly for value",
+        "{x} qualifies for free standard delivery",
+        "bundle offers that include {x} change every week",
+        "check the size guide before ordering {x}",
+        "our warehouse team inspects {x} before dispatch",
+        "{x} arrives fully assembled and ready to use",
+        "members save an extra {n} percent on {x}",
+        "a replacement for {x} can be requested online",
+        "the box for {x} contains everything shown in the photos",
+        "{x} is eligible for our trade in programme"),
+    "recipe": (
+        "{x} turns an ordinary weeknight dinner into something special",
+        "the trick with {x} is patience and a hot pan",
+        "leftovers of {x} keep in the fridge for {n} days",
+        "{x} pairs nicely with a simple green salad",
+        "if you have never tried {x} start with this version",
+        "my family asks for {x} at least once a week",
+        "you can prepare {x} a day ahead of time",
+        "readers who made {x} recommend doubling the batch",
+        "{x} freezes well in airtight containers",
+        "a pinch of salt really brings out {x}",
+        "timing matters most when you cook with {x}",
+        "do not skip the resting time if you want {x} to shine",
+        "we tested {x} in our home kitchen {n} times",
+        "nothing beats the smell of {x} on a cold evening",
+        "kids and grown ups alike seem to love {x}",
+        "I first made {x} for a potluck and everyone wanted the recipe",
+        "some readers swap in {x} when they are short on time",
+        "{x} is one of those things that tastes like home",
+        "do not worry if {x} looks a little rustic",
+        "the first bite of {x} tells you it was worth the wait"),
+    "forum": (
+        "has anyone here actually tried {x}",
+        "I have been looking into {x} for a while now",
+        "honestly {x} was not what I expected",
+        "not sure why people keep recommending {x}",
+        "can someone explain the fuss about {x}",
+        "my brother swears by {x} but I am not convinced",
+        "just my two cents but {x} is overrated",
+        "edit I forgot to mention {x} in my first post",
+        "same here {x} worked fine for me",
+        "did you ever sort out the problem with {x}",
+        "I would skip {x} unless it is on sale",
+        "thanks for the tip about {x} mate",
+        "bumping this thread because {x} came up again",
+        "search the older threads about {x} first",
+        "lol we had the exact same experience with {x}",
+        "quick update on {x} for anyone following this",
+        "{x} has a pretty active thread on the other forum too",
+        "pretty sure the issue with {x} is a known thing",
+        "I ended up going with {x} after reading this thread",
+        "no idea about {x} sorry but good luck"),
+    "encyclopedia": (
+        "{x} is mentioned in several regional histories",
+        "the earliest recorded reference to {x} dates from {year}",
+        "scholars have variously described {x} over the decades",
+        "{x} has been the subject of a number of studies",
+        "contemporary sources refer to {x} under several names",
+        "the significance of {x} remains a matter of debate",
+        "{x} is listed in the national register",
+        "during this period {x} underwent considerable change",
+        "a detailed survey of {x} was published in {year}",
+        "{x} is discussed further in the section below",
+        "sources differ on the origins of {x}",
+        "the term {x} is also used in a broader sense",
+        "{x} was formally recognised in {year}",
+        "little documentation survives concerning {x}",
+        "later accounts attribute a wider influence to {x}",
+        "{x} appears on several maps of the period",
+        "the name {x} is first attested in a charter",
+        "estimates regarding the extent of {x} vary considerably",
+        "a monograph devoted to {x} appeared in {year}",
+        "{x} is not to be confused with similarly named entries"),
+    "directory": (
+        "{x} is listed under several categories on this page",
+        "opening hours for {x} may vary on public holidays",
+        "users rated {x} {n} out of 5 on average",
+        "claim this listing if you manage {x}",
+        "{x} accepts cards and mobile payments",
+        "wheelchair access is available at {x}",
+        "{x} offers free parking for customers",
+        "get directions to {x} from your current location",
+        "{x} responded to {n} reviews in the past month",
+        "booking ahead at {x} is recommended",
+        "{x} has been verified by our listings team",
+        "view photos uploaded by visitors of {x}",
+        "report incorrect information about {x}",
+        "nearby alternatives to {x} are shown below",
+        "{x} appears in the saved lists of {n} visitors",
+        "{x} was added to this directory in {year}",
+        "special offers from {x} are shown when available",
+        "the profile of {x} was updated {n} days ago",
+        "send a message to {x} directly from this page",
+        "{x} is marked as popular with locals"),
+    "blog": (
+        "I still remember the first time I came across {x}",
+        "you guys asked me so many questions about {x}",
+        "full disclosure this post about {x} is not sponsored",
+        "long story short {x} completely won me over",
+        "I promised myself I would write about {x} this year",
+        "if you follow me on social media you know I love {x}",
+        "here are my honest thoughts on {x}",
+        "scroll down for my favourite photos of {x}",
+        "my partner laughed when I said I wanted to see {x}",
+        "let me know in the comments if you have tried {x}",
+        "{x} has been on my bucket list for ages",
+        "pinning this post about {x} helps me a lot",
+        "I went back to {x} a second time last month",
+        "spoiler alert {x} lived up to the hype",
+        "this is my third post about {x} and probably not the last",
+        "I could talk about {x} all day honestly",
+        "okay so {x} deserves its own paragraph",
+        "my sister is the one who got me into {x}",
+        "fast forward two years and {x} is still a favourite",
+        "I may or may not have cried a little at {x}"),
 }
 
-# Menus: "Home" first, then 4 to 6 of the common and the kind's words.
-MENU_COMMON = ("About", "Contact", "Login", "Blog", "Search", "Shop", "Help", "Subscribe")
-MENU_KIND = {
-    "product": ("Reviews", "Deals", "Guides", "Compare"),
-    "place": ("Destinations", "Hotels", "Maps", "Tips"),
-    "person": ("People", "Culture", "Opinion", "Archive"),
-    "event": ("Calendar", "Tickets", "Venues", "Listings"),
+# Stock sentences of each family's voice (no entity).
+VOICE: Dict[str, Tuple[str, ...]] = {
+    "news": ("the investigation is ongoing", "more details are expected later today",
+             "this story has been updated with new information",
+             "additional reporting was contributed by our regional desk",
+             "the figures could not be independently verified",
+             "a full transcript will be published tomorrow",
+             "police said there was no further risk to the public",
+             "the meeting ran more than an hour over schedule",
+             "an earlier version of this article misstated a date",
+             "both sides are due to meet again next week",
+             "the council has not yet published its response",
+             "witnesses described a calm but crowded scene"),
+    "product": ("prices include sales tax where applicable", "orders placed before noon ship "
+                "the same day", "gift wrapping is available at checkout", "all items are "
+                "tested before they leave our warehouse", "colours may differ slightly from "
+                "the photos", "returns are free within thirty days", "please allow up to "
+                "two weeks for international delivery", "the manufacturer warranty starts on "
+                "the day of delivery", "sign in to see member prices", "spare parts can be "
+                "ordered separately", "packaging may vary by region",
+                "customer photos are shown as uploaded"),
+    "recipe": ("preheat the oven before you start chopping", "I like to use a heavy pan for "
+               "this", "taste and adjust the seasoning at the end", "this step can be done "
+               "the night before", "a little extra butter never hurts", "let everything cool "
+               "on a wire rack", "use whatever fresh herbs you have on hand", "stir gently so "
+               "nothing sticks to the bottom", "the sauce thickens as it cools",
+               "a squeeze of lemon at the end lifts the whole dish",
+               "I usually make a double batch on Sundays",
+               "the dough should feel soft but not sticky"),
+    "forum": ("thanks in advance for any help", "sorry if this has been asked before",
+              "I will report back once I know more", "this is my first post here so go easy",
+              "any advice would be appreciated", "not an expert but here is what I found",
+              "that is exactly what happened to me last year", "good luck and keep us posted",
+              "marking this thread as solved", "can a moderator move this to the right section",
+              "I have the same question actually", "agreed with everything above"),
+    "encyclopedia": ("the population has remained broadly stable since the last census",
+                     "further research is needed to confirm these figures",
+                     "several names have been used for the area in the past",
+                     "the dates given in older sources are approximate",
+                     "this section needs additional citations for verification",
+                     "the climate is classified as temperate",
+                     "records from the earlier period are incomplete",
+                     "the administrative boundaries were redrawn several times",
+                     "a number of related works are listed below",
+                     "the spelling of the name varies between sources",
+                     "most of the surviving documents are held in regional archives",
+                     "the following table summarises the main figures"),
+    "directory": ("listings are sorted by distance and rating", "prices shown are provided "
+                  "by the businesses", "hours may change without notice", "sponsored results "
+                  "are marked as such", "add your business for free in a few minutes",
+                  "ratings are based on verified visits", "use the filters to narrow your "
+                  "search", "call ahead to confirm availability", "results are updated daily",
+                  "tap a listing to see the full profile", "you can save listings to your "
+                  "account", "distances are measured from the town centre"),
+    "blog": ("grab a coffee because this one is a long post", "I honestly did not plan to "
+             "write this today", "as always all opinions are my own", "I took way too many "
+             "photos as usual", "we laughed about it for days afterwards", "okay let me back "
+             "up a little", "the weather was not on our side at all", "I am already planning "
+             "the next trip", "that is a story for another post", "thank you for reading "
+             "this far", "my camera battery died halfway through the day",
+             "life has been busy lately but here we are"),
 }
 
-# Templates: "{x}" is the entity, "{n}" a small number, "{year}" a year, "{site}" the site.
-TITLES = {
-    "product": ("{x} Review", "{x} Review {year}", "Hands On With the {x}",
-                "Is the {x} Worth It", "The {x} Tested", "Our Verdict on {x}"),
-    "place": ("Travel Guide to {x}", "{x} Travel Guide", "A Weekend in {x}",
-              "Things to Do in {x}", "Visiting {x}", "Why We Love {x}"),
-    "person": ("{x} Biography", "The Life of {x}", "Who Is {x}", "{x} Interview",
-               "Remembering {x}", "Meet {x}"),
-    "event": ("{x} {year}", "{x} {year} Guide", "Everything About {x}",
-              "{x} Returns This Summer", "What to Expect at {x}"),
+# Titles and headings about an entity ("{x}"), then headings about nothing in particular.
+TITLES: Dict[str, Tuple[str, ...]] = {
+    "news": ("{x} Draws Record Crowds", "What We Know About {x}", "{x} Faces New Questions",
+             "Council Backs Plans for {x}", "{x} Makes a Comeback", "Inside the Row Over {x}"),
+    "product": ("{x}",),  # the product page writes brand, model and item (see `_product`)
+    "recipe": ("Easy {x} Recipe", "How to Make {x}", "The Best {x} You Will Ever Make",
+               "Homemade {x}", "{x} Step by Step", "Classic {x}"),
+    "forum": ("Question About {x}", "Anyone Tried {x}", "{x} Help Needed",
+              "Thoughts on {x}", "Problem With {x}", "{x} Worth It or Not"),
+    "encyclopedia": ("{x}",),
+    "directory": ("Best {x}", "Top Rated {x}", "{x} Near You", "Find {x}"),
+    "blog": ("My Trip to {x}", "Why I Fell in Love With {x}", "Everything I Learned About {x}",
+             "A Weekend With {x}", "{x} Honest Review", "Our Day at {x}"),
 }
-GENERIC_TITLES = {
-    "product": ("Our Latest Product Review", "This Week in Gadgets", "Tested This Month"),
-    "place": ("Weekend Travel Notes", "Where to Go Next", "Our Favourite Trip"),
-    "person": ("Profile of the Week", "Portrait Series", "Lives Worth Telling"),
-    "event": ("What Is On This Weekend", "Dates for Your Diary", "Coming Up Soon"),
+GENERIC_TITLES: Dict[str, Tuple[str, ...]] = {
+    "news": ("Morning Briefing", "The Week in Review", "Local Roundup"),
+    "product": ("Item Details",), "recipe": ("Sunday Dinner Idea", "What We Cooked This Week"),
+    "forum": ("Need Some Advice", "Quick Question"), "encyclopedia": ("Overview",),
+    "directory": ("Local Listings",), "blog": ("A Few Thoughts", "Catching Up"),
 }
-ENTITY_HEADINGS = ("{x}", "About {x}", "Why {x} Matters", "More About {x}", "{x} at a Glance",
-                   "A Closer Look at {x}", "{x} Explained", "Notes on {x}")
-GENERIC_HEADINGS = {
-    "product": ("Design and Build", "Price and Availability", "Battery Life", "Final Verdict",
-                "Pros and Cons", "Specifications", "Overview", "Final Thoughts"),
-    "place": ("Getting There", "Where to Stay", "Things to Do", "Food and Drink",
-              "When to Visit", "Practical Tips", "Overview", "Final Thoughts"),
-    "person": ("Early Life", "Career", "Later Years", "Awards", "Legacy", "Personal Life",
-               "Overview", "Final Thoughts"),
-    "event": ("Tickets", "Programme", "Getting There", "Food and Drink", "Schedule",
-              "Questions and Answers", "Overview", "Final Thoughts"),
+HEADINGS: Dict[str, Tuple[str, ...]] = {
+    "news": ("Reaction to {x}", "The Background to {x}", "What Comes Next for {x}",
+             "{x} in Numbers"),
+    "product": ("About {x}", "{x} Features", "Why Choose {x}", "{x} Details"),
+    "recipe": ("Why This {x} Works", "Tips for {x}", "Serving {x}", "Storing {x}"),
+    "forum": ("Re {x}",),
+    "encyclopedia": ("{x}", "History of {x}", "{x} Today", "Legacy of {x}"),
+    "directory": ("{x}",),
+    "blog": ("Getting to {x}", "My Favourite Part of {x}", "{x} Tips", "Would I Go Back to {x}"),
 }
-# Mention sentences by the entity's role, then ones that fit any entity. "{a}" is "a" or "an".
-MENTIONS = {
-    "person": ("{x} spoke to us about the early days", "friends describe {x} as patient and "
-               "curious", "{x} keeps a busy schedule", "critics have praised {x} for years",
-               "{x} grew up far from the big cities", "the work of {x} changed how people "
-               "see the field"),
-    "brand": ("{x} has made tools and home goods for decades", "the team at {x} answered all "
-              "our questions", "{x} is a brand many readers trust", "{x} sells mostly through "
-              "small shops"),
-    "product": ("we tested the {x} for {n} weeks at home", "the {x} is easy to use and feels "
-                "solid", "owners say the {x} holds up well", "you can order the {x} online or "
-                "in store", "the {x} comes with a {n} year warranty"),
-    "feature": ("the {x} works better than expected", "we liked the {x} most of all",
-                "a good {x} makes a real difference", "the {x} can be replaced at home"),
-    "shop": ("{x} had the best price we found", "we bought our test unit at {x}",
-             "{x} offers free returns for {n} days"),
-    "place": ("many visitors say {x} is worth the trip", "{x} is easy to reach by bus",
-              "plan at least a day for {x}", "{x} gets busy on summer weekends"),
-    "landmark": ("the views from {x} are famous", "a morning walk to {x} is a good start",
-                 "{x} is open to visitors most days", "entry to {x} is free on Sundays"),
-    "org": ("{x} was founded by a small group of friends", "{x} brings people together every "
-            "season", "members of {x} meet every week", "{x} has a small office in the old "
-            "town"),
-    "award": ("{x} is given once a year", "winning {x} brought a lot of attention",
-              "the jury of {x} is known to be strict", "{x} came with a small cash prize"),
-    "work": ("{x} was written over {n} years", "many readers call {x} a turning point",
-             "{x} has been translated into {n} languages", "a new edition of {x} is planned"),
-    "event": ("{x} is expected to draw a big crowd", "the organisers of {x} promise a full "
-              "programme", "{x} starts on a Friday evening", "last year {x} sold out in {n} "
-              "days", "{x} has grown every year"),
-    "dish": ("you should try {x} at least once", "every family has its own recipe for {x}",
-             "{x} is served in most cafes", "a bowl of {x} costs very little"),
-    "occupation": ("the life of {a} {x} is rarely quiet", "training as {a} {x} takes many "
-                   "years", "few people know what {a} {x} really does", "being {a} {x} means "
-                   "long days"),
-    "ticket": ("{a} {x} costs less if you book early", "you can buy {a} {x} at the gate",
-               "the {x} includes all concerts", "we recommend the {x} for most visitors"),
+GENERIC_HEADINGS: Dict[str, Tuple[str, ...]] = {
+    "news": ("What Happened", "Reaction", "Background", "What Comes Next", "Key Facts"),
+    "product": ("Product Description", "Specifications", "Customer Reviews", "Shipping",
+                "In the Box", "Warranty"),
+    "recipe": ("Ingredients", "Instructions", "Recipe Notes", "Nutrition", "Equipment",
+               "Make Ahead"),
+    "forum": (),
+    "encyclopedia": ("History", "Description", "Reception", "Later Years", "Geography",
+                     "Notes"),
+    "directory": ("How We Rank", "Popular Searches"),
+    "blog": ("Where We Stayed", "What I Packed", "Final Thoughts", "Budget",
+             "Getting Around"),
 }
-COMMON_MENTIONS = ("people keep talking about {x}", "there is a lot to say about {x}",
-                   "{x} is worth a closer look", "readers often ask us about {x}",
-                   "we will come back to {x} below", "{x} is one of the best known names "
-                   "around here")
-FILLERS = {
-    "product": ("the battery lasts about {n} hours", "shipping takes {n} to {n} days",
-                "the box includes a manual and a cable", "build quality is good for the price",
-                "customer service answered within a day", "it comes in black white and blue",
-                "setup takes only a few minutes", "the buttons are large and clearly marked",
-                "cleaning it takes a minute or two", "it weighs a little more than we hoped"),
-    "place": ("the weather is mild from May to September", "the train from the city takes "
-              "about {n} hours", "local guides offer walking tours every morning",
-              "hotels fill up quickly in summer", "the old town is small enough to explore "
-              "on foot", "most shops close early on Sundays", "bring good shoes and a jacket",
-              "the tourist office has free maps", "boats leave the harbour every hour",
-              "cash is still useful in small villages"),
-    "person": ("the early years were not easy", "critics were divided at first",
-               "the family moved several times", "many fans still write letters",
-               "in interviews the answers are short and careful", "the first big break came "
-               "in {year}", "a new project is planned for next year", "long walks are part "
-               "of every working day", "the studio is full of old notebooks",
-               "success came slowly and then all at once"),
-    "event": ("doors open at {n} pm", "tickets sell out fast every year", "there will be food "
-              "stalls and games for children", "parking is limited so take the bus",
-              "the full programme will be published next month", "volunteers are still "
-              "needed", "entry is free for children under {n}", "the main stage is next to "
-              "the river", "bring a blanket for the evening shows",
-              "the last bus leaves at midnight"),
+MENUS: Dict[str, Tuple[str, ...]] = {
+    "news": ("Home", "World", "Local", "Politics", "Business", "Sport", "Culture", "Opinion",
+             "Weather"),
+    "product": ("Home", "Shop", "Deals", "New", "Brands", "Cart", "Account", "Help"),
+    "recipe": ("Home", "Recipes", "Dinner", "Baking", "Desserts", "Videos", "Shop", "About"),
+    "forum": ("Forums", "New", "Members", "Search", "Login", "Register", "Rules"),
+    "encyclopedia": ("Main", "Contents", "Random", "Help", "Contribute", "Community"),
+    "directory": ("Home", "Categories", "Near", "Deals", "Add", "Business", "Login"),
+    "blog": ("Home", "About", "Travel", "Food", "Lifestyle", "Shop", "Contact"),
 }
-COMMON_FILLERS = ("we think this is one of the best choices this year", "for more information "
-                  "please contact us", "click here to read the full story", "prices and "
-                  "details may change without notice", "sign up for our newsletter to get "
-                  "the latest news", "this article was updated with new information",
-                  "as always we would love to hear what you think", "here is what you need "
-                  "to know", "it is one of the best things we have seen in a while",
-                  "read more about this in our guide", "the best part is the details",
-                  "share this story with your friends", "our editors check every fact",
-                  "we may earn a small fee from links on this page", "leave a comment below "
-                  "and tell us your story", "the photos on this page are our own")
-FILLER_REPEATS = 2  # a stock sentence occurs at most this often on one page
-RELATED = ("More on {x}", "Top {n} Facts About {x}", "Inside {x}", "{x} in Pictures",
-           "The Story of {x}")
-GENERIC_RELATED = ("Top {n} Picks for {year}", "Our Best Stories of {year}", "Readers Choice "
-                   "{year}", "The Best of the Week")
-NEWSLETTER = ("Get the {site} newsletter", "Subscribe to {site} for free",
-              "Follow {site} for more stories")
-RELATED_HEADINGS = ("Related Articles", "You May Also Like", "Popular Posts", "More Stories")
-FOOTER_LINKS = ("All rights reserved", "Privacy Policy", "Terms of Use", "Cookie Settings",
-                "Contact Us", "Follow Us")
-_SMALL_WORDS = ("a", "an", "and", "at", "for", "in", "is", "it", "of", "on", "the", "to",
-                "with")
+SITE_SUFFIXES: Dict[str, Tuple[str, ...]] = {
+    "news": ("Gazette", "Herald", "Chronicle", "Times"), "product": ("Shop", "Store", "Direct"),
+    "recipe": ("Kitchen", "Eats", "Table"), "forum": ("Forum", "Boards", "Community"),
+    "encyclopedia": ("Wiki", "Encyclopedia"), "directory": ("Finder", "Local", "Pages"),
+    "blog": ("Wanders", "Diaries", "Notes"),
+}
+NOTICES = ("we use cookies to improve your experience on our site",
+           "by continuing to browse you agree to our use of cookies",
+           "this site uses cookies accept all cookies or manage settings",
+           "we and our partners store cookies and similar data on your device")
+FOOTERS: Dict[str, Tuple[str, ...]] = {
+    "news": ("Privacy Policy", "Terms of Use", "Cookie Settings", "Contact Us", "Advertise",
+             "Careers", "Newsletters"),
+    "product": ("Privacy Policy", "Terms and Conditions", "Delivery", "Returns", "Track Order",
+                "Gift Cards", "Contact Us"),
+    "recipe": ("Privacy Policy", "Cookie Settings", "About Us", "Contact", "Recipe Index"),
+    "forum": ("Contact Us", "Terms and Rules", "Privacy Policy", "Help", "Top", "RSS"),
+    "encyclopedia": ("Privacy Policy", "About", "Disclaimers", "Contact", "Mobile View"),
+    "directory": ("Add Your Business", "Advertise", "Privacy", "Terms", "Help Centre"),
+    "blog": ("Privacy Policy", "Disclosure", "Work With Me", "Contact", "Archives"),
+}
+
+# ----------------------------------------------------------------------------- background prose
+
+# Topic kind -> (subjects, predicates, endings): any combination is a sentence, so a long page
+# rarely repeats one. These are shared by all families (they state no entity).
+FILLERS: Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]] = {
+    "place": (("the old harbour", "the main square", "the beach", "the local market",
+               "the coastal road", "the nearest station", "the town museum", "the bakery",
+               "the hill behind town", "the river path", "the ferry terminal", "the lookout",
+               "the fish market", "the botanical garden", "the cathedral", "the bus depot",
+               "the campsite", "the night ferry", "the tourist office", "the car park"),
+              ("is busiest", "looks its best", "stays quiet", "can be crowded",
+               "is easy to reach", "feels different", "is worth a detour", "opens early",
+               "gets windy", "fills up fast", "closes for lunch", "is rarely empty",
+               "smells of salt", "charges a small fee", "is best avoided", "feels remote",
+               "was recently restored", "draws photographers"),
+              ("in the early morning", "during the summer months", "after heavy rain",
+               "on market days", "when the ferries run", "late in the season",
+               "on weekday afternoons", "around the holidays", "once the cruise ships leave",
+               "at sunset", "in autumn", "before the tour buses arrive", "on public holidays",
+               "even in winter", "by mid morning", "when school is out", "after dark",
+               "during the regatta")),
+    "person": (("the early period", "the first studio", "the family home", "the debut",
+                "the second book", "the long tour", "the critical reception", "the old notebook",
+                "the move abroad", "a chance meeting", "the first commission", "an old teacher",
+                "the apprenticeship", "a difficult winter", "the last letter",
+                "the lecture series", "a brief marriage", "the war", "the last interview",
+                "a rival workshop"),
+               ("shaped much of what followed", "was harder than it looked",
+                "brought unexpected attention", "left a lasting mark", "changed the plan",
+                "opened new doors", "came at a difficult time", "set the tone",
+                "is still talked about", "tested everyone involved", "went almost unnoticed",
+                "caused a minor scandal", "proved decisive", "ended in disappointment",
+                "inspired a younger generation", "was quietly forgotten",
+                "paid off eventually", "divided opinion"),
+               ("in the years that followed", "according to close friends",
+                "by most accounts", "for better or worse", "long before the big break",
+                "as letters from the time show", "in more ways than one",
+                "even decades later", "at least at first", "within a few seasons",
+                "despite the poor reviews", "in hindsight", "to the surprise of many",
+                "as one biographer notes", "during a short stay abroad",
+                "before the family moved", "after years of silence", "in the capital")),
+    "event": (("the opening night", "the main stage", "the food court", "the ticket office",
+               "the volunteer team", "the late show", "the family area", "the shuttle service",
+               "the closing parade", "the dance workshop", "the firework display", "the craft tent",
+               "the second stage", "the lineup", "the sound crew", "the camping field",
+               "the press tent", "the youth choir", "the security staff",
+               "the wristband queue"),
+              ("drew long queues", "ran smoothly", "was packed", "started late",
+               "sold out quickly", "got great reviews", "needed more space",
+               "stayed open longer", "was a highlight", "moved indoors", "felt rushed",
+               "surprised everyone", "ran out of water", "was cancelled briefly",
+               "kept the crowd dancing", "was hard to find", "impressed the critics",
+               "raised money for charity"),
+              ("on the first evening", "despite the rain", "by early afternoon",
+               "for the third year running", "after a short delay", "well past midnight",
+               "on the final day", "as in previous years", "on Saturday night",
+               "according to the organisers", "before the headline act", "in the heat",
+               "during the interval", "with little warning", "as the sun went down",
+               "near the east gate", "thanks to the volunteers", "under the big tent")),
+    "product": (("the battery", "the handle", "the charging cable", "the carry case",
+                 "the power button", "the display", "the warranty card", "the base",
+                 "the motor", "the lid", "the strap", "the hinge", "the filter",
+                 "the remote", "the manual", "the cooling vent", "the power cord",
+                 "the stand", "the plug", "the indicator light"),
+                ("feels sturdy", "works as described", "heats up a little", "is easy to clean",
+                 "takes some getting used to", "could be better", "is well made",
+                 "is lighter than expected", "lasts a long time", "is surprisingly quiet",
+                 "rattles slightly", "snaps into place", "looks a bit cheap",
+                 "wore out quickly", "needs replacing", "fits most outlets",
+                 "survived a fall", "is clearly labelled"),
+                ("after a few weeks of use", "out of the box", "for the price",
+                 "compared with older models", "in daily use", "under heavy load",
+                 "in cold weather", "on the highest setting", "after the first charge",
+                 "when travelling", "on a rough surface", "with the latest update",
+                 "if you are careful", "after a year", "in a small flat", "at full speed",
+                 "on the second try", "during long sessions")),
+    "dish": (("the onion", "the sauce", "the dough", "the oven", "the spice mix", "the stock",
+              "the crust", "the filling", "the batter", "the glaze", "the garnish",
+              "the marinade", "the butter", "the pan", "the rice", "the syrup", "the broth",
+              "the topping", "the pastry", "the dressing"),
+             ("should turn golden", "needs a few more minutes", "thickens nicely",
+              "can be made ahead", "smells amazing", "should not be rushed",
+              "goes a long way", "benefits from a rest", "can burn quickly",
+              "tastes even better", "should bubble gently", "sets firm", "soaks up the juices",
+              "cracks a little", "keeps its shape", "looks glossy", "browns unevenly",
+              "needs a good stir"),
+             ("over medium heat", "the next day", "if you keep an eye on it",
+              "with a splash of water", "straight from the fridge", "at room temperature",
+              "after an hour or so", "in a covered dish", "on a low simmer",
+              "in a hot oven", "once it cools", "with a wooden spoon", "overnight",
+              "in small batches", "before serving", "with the lid off", "on the top shelf",
+              "at high altitude")),
+    "business": (("the staff", "the price list", "the waiting time", "the opening time",
+                  "the parking situation", "the service", "the location", "the online booking",
+                  "the booking system", "the front desk", "the waiting room", "the owner",
+                  "the loyalty card", "the phone line", "the shop window", "the entrance",
+                  "the delivery option", "the refund policy", "the weekend team",
+                  "the consultation"),
+                 ("is friendly", "seems fair", "can be slow", "varies a lot", "is convenient",
+                  "stands out", "has improved", "is hard to beat", "gets mixed comments",
+                  "is clearly explained", "feels welcoming", "was recently renovated",
+                  "is easy to miss", "takes cash only", "is rarely busy", "needs an update",
+                  "earns high marks", "works well"),
+                 ("on weekends", "in most cases", "for first visits", "during busy periods",
+                  "compared with nearby options", "according to regulars",
+                  "at peak times", "throughout the year", "for families", "on weekday mornings",
+                  "since the new owners took over", "for larger orders", "in the off season",
+                  "by local standards", "for students", "around lunchtime", "near closing time",
+                  "after the refit")),
+}
 
 
+# ----------------------------------------------------------------------------- names
+
+# Words the page builders and casts write outside the pools above.
+_LAYOUT_WORDS = ("academy advertisement arts associated beginners black blue buy calories colour "
+                 "cooking copyright cups discussion eggs flour foundation g general grams grey "
+                 "helpful hi hiking ideas internet joined jump kg messages milk model oil olive "
+                 "pepper photo pin posts print prize protein quote read references reply "
+                 "retrieved reviewed share stars subscribe sugar summary tablespoons tags "
+                 "teaspoons topics towns trail viewed w website weight white")
 _TEXTS = (MONTHS, PRODUCT_ADJECTIVES, PRODUCT_NOUNS, PRODUCT_FEATURES, STORE_WORDS, LANDMARKS,
-          REGION_WORDS, DISHES, FESTIVAL_WORDS, OCCUPATIONS, WORK_ADJECTIVES, WORK_NOUNS,
-          GROUP_WORDS, EVENT_WORDS, VENUE_WORDS, TICKETS, SITE_SUFFIXES, MENU_COMMON, MENU_KIND,
-          TITLES, GENERIC_TITLES, ENTITY_HEADINGS, GENERIC_HEADINGS, MENTIONS, COMMON_MENTIONS,
-          FILLERS, COMMON_FILLERS, RELATED, GENERIC_RELATED, NEWSLETTER, RELATED_HEADINGS,
-          FOOTER_LINKS, ("Home Advertisement Copyright By Staff Old Coastal Hiking Trail River "
-                         "Lifetime Achievement Prize Academy of Fine Arts Society Night Market "
-                         "Open Air Cinema Design Award International Product",))
+          REGION_WORDS, DISHES, OCCUPATIONS, WORK_ADJECTIVES, WORK_NOUNS, GROUP_WORDS,
+          EVENT_WORDS, VENUE_WORDS, TICKETS, INGREDIENTS, TECHNIQUES, DISH_WORDS, CATEGORIES,
+          LISTING_WORDS, STREET_WORDS, MENTIONS, VOICE, TITLES, GENERIC_TITLES, HEADINGS,
+          GENERIC_HEADINGS, MENUS, SITE_SUFFIXES, NOTICES, FOOTERS, FILLERS, _LAYOUT_WORDS)
 
 
-def _english_words() -> frozenset:
-  """Every English word the module writes, lower-case (the invented lexicon avoids them)."""
-  texts: List[str] = []
+def english_words() -> List[str]:
+  """Every English word the pages write, lower-case and sorted (no lexicon word is one, or an
+  unseen split would show a seen name)."""
+  words: set = set()
   stack: List[object] = [_TEXTS]
   while stack:
     item = stack.pop()
     if isinstance(item, str):
-      texts.append(item)
+      words.update(w.lower() for w in item.split() if not w.startswith("{"))
     elif isinstance(item, dict):
       stack.extend(item.values())
     else:
       stack.extend(item)
-  return STOPWORDS | frozenset(w.strip("{}").lower() for text in texts for w in text.split())
+  return sorted(words)
 
-
-# ----------------------------------------------------------------------------- lexicon
 
 _LEXICON_SEED = 6211
 _SOUNDS = lexicon.Sounds(
@@ -288,93 +645,28 @@ _POOLS = {
 }
 # ASCII letters only; no word is in two pools or among the English words of the pages.
 LEXICON = lexicon.build_lexicon(_LEXICON_SEED, _SOUNDS, _POOLS, max_length=9,
-                                reserved=_english_words())
+                                reserved=english_words())
 # The same pools with none of LEXICON's words: the names of the splits about unseen entities.
 # Built from its own seed after LEXICON, so LEXICON (and the seen pages) stay as they were.
 _UNSEEN_LEXICON_SEED = 8803
 UNSEEN_LEXICON = lexicon.build_unseen_lexicon(LEXICON, _UNSEEN_LEXICON_SEED, _SOUNDS, _POOLS,
-                                              max_length=9, reserved=_english_words())
-# `generate_pages(names=...)` -> the lexicon its entities are named from.
+                                              max_length=9, reserved=english_words())
+# `generate_examples(names=...)` -> the lexicon its entities are named from.
 LEXICONS: Dict[str, lexicon.Lexicon] = {"seen": LEXICON, "unseen": UNSEEN_LEXICON}
 
-# ----------------------------------------------------------------------------- entities
+# ----------------------------------------------------------------------------- sentences
 
-Phrase = Tuple[str, ...]
-Entity = Tuple[Phrase, str]  # (words as written in running text, role in MENTIONS)
-
-
-def _product_entities(rng: random.Random, names: FreshDraws) -> List[Entity]:
-  """Main product or brand, then model, feature, award, shop and a rival brand."""
-  item = ((rng.choice(PRODUCT_ADJECTIVES), rng.choice(PRODUCT_NOUNS)), "product")
-  brand = ((names.name("brand"),), "brand")
-  length = rng.choice((3, 4, 5))
-  if length == 3:
-    award = (names.name("word"), "Design", "Award")
-  elif length == 4:
-    award = (names.name("town"), names.name("word"), "Design", "Award")
-  else:
-    award = (names.name("word"), "International", "Product", "Design", "Award")
-  model = (names.name("model"), str(rng.choice((2, 3, 5, 7, 9, 12, 300, 500, 700))))
-  others = [(model, "product"), (rng.choice(PRODUCT_FEATURES), "feature"), (award, "award"),
-            ((names.name("word"), rng.choice(STORE_WORDS)), "shop"),
-            ((names.name("brand"),), "brand")]
-  return [item, brand] + others if rng.random() < 0.6 else [brand, item] + others
+_SMALL_WORDS = ("a", "an", "and", "at", "for", "in", "is", "it", "of", "on", "the", "to",
+                "with")
 
 
-def _place_entities(rng: random.Random, names: FreshDraws) -> List[Entity]:
-  """Main town, then landmark, region, dish, river, festival, trail, a neighbouring town."""
-  landmark = (names.name("word"), rng.choice(LANDMARKS))
-  if rng.random() < 0.3:
-    landmark = ("Old",) + landmark
-  if rng.random() < 0.5:
-    trail = (names.name("word"), names.name("word"), "Coastal", "Hiking", "Trail")
-  else:
-    trail = (names.name("word"), "Hiking", "Trail")
-  return [((names.name("town"),), "place"), (landmark, "landmark"),
-          ((names.name("word"), rng.choice(REGION_WORDS)), "place"),
-          ((names.name("food"), rng.choice(DISHES)), "dish"),
-          ((names.name("word"), "River"), "place"),
-          ((names.name("word"),) + rng.choice(FESTIVAL_WORDS), "event"), (trail, "landmark"),
-          ((names.name("town"),), "place")]
-
-
-def _person_entities(rng: random.Random, names: FreshDraws) -> List[Entity]:
-  """Main person, then work, group, award, home town, occupation, colleague, school."""
-  work = (rng.choice(WORK_ADJECTIVES), rng.choice(WORK_NOUNS))
-  if rng.random() < 0.5:
-    work = ("The",) + work
-  if rng.random() < 0.5:
-    award = (names.name("word"), "Prize")
-  else:
-    award = (names.name("word"), "Lifetime", "Achievement", "Award")
-  return [((names.name("first"), names.name("last")), "person"), (work, "work"),
-          ((names.name("word"), rng.choice(GROUP_WORDS)), "org"), (award, "award"),
-          ((names.name("town"),), "place"), ((rng.choice(OCCUPATIONS),), "occupation"),
-          ((names.name("first"), names.name("last")), "person"),
-          ((names.name("town"), "Academy", "of", "Fine", "Arts"), "org")]
-
-
-def _event_entities(rng: random.Random, names: FreshDraws) -> List[Entity]:
-  """Main event, then venue, organiser, headliner, sponsor, ticket, a side event."""
-  if rng.random() < 0.5:
-    organiser = (names.name("word"), "Society")
-  else:
-    organiser = (names.name("word"), "Arts", "Foundation")
-  if rng.random() < 0.5:
-    side = (names.name("word"), "Night", "Market")
-  else:
-    side = (names.name("word"), "Open", "Air", "Cinema", "Night")
-  return [((names.name("town"),) + rng.choice(EVENT_WORDS), "event"),
-          ((names.name("word"), rng.choice(VENUE_WORDS)), "landmark"), (organiser, "org"),
-          ((names.name("first"), names.name("last")), "person"),
-          ((names.name("brand"),), "brand"), (rng.choice(TICKETS), "ticket"), (side, "event")]
-
-
-_ENTITY_MAKERS: Dict[str, Callable[[random.Random, FreshDraws], List[Entity]]] = {
-    "product": _product_entities, "place": _place_entities, "person": _person_entities,
-    "event": _event_entities}
-# Weights for picking the non-main key phrases by length (mostly 1 to 3 words).
-_LENGTH_WEIGHTS = {1: 3.0, 2: 4.0, 3: 2.0, 4: 0.7, 5: 0.5}
+@dataclasses.dataclass
+class _Sentence:
+  """Words of one sentence; `entity` (an index) is mentioned at `mention` (a word slice)."""
+  words: List[str]
+  entity: Optional[int] = None
+  mention: Tuple[int, int] = (0, 0)
+  bold: bool = False
 
 
 def _lower(phrase: Sequence[str]) -> Phrase:
@@ -389,62 +681,6 @@ def _contains(outer: Sequence[str], inner: Sequence[str]) -> bool:
   return any(outer[i:i + n] == inner for i in range(len(outer) - n + 1))
 
 
-def _distinct(entities: List[Entity]) -> List[Entity]:
-  """Drops entities whose words repeat, contain or are contained in an earlier one's."""
-  kept: List[Entity] = []
-  for phrase, role in entities:
-    if not any(_contains(phrase, p) or _contains(p, phrase) for p, _ in kept):
-      kept.append((phrase, role))
-  return kept
-
-
-# ----------------------------------------------------------------------------- page plan
-
-
-@dataclasses.dataclass
-class _Sentence:
-  """Words of one sentence; `entity` (an index) is mentioned at `mention` (a word slice)."""
-  words: List[str]
-  entity: Optional[int] = None
-  mention: Tuple[int, int] = (0, 0)
-  bold: bool = False
-
-
-@dataclasses.dataclass
-class _Section:
-  """A heading (about entity `subject`, if any), paragraphs and maybe an advert slot after."""
-  heading: List[str]
-  subject: Optional[int]
-  paragraphs: List[List[_Sentence]]
-  advert: bool = False
-
-
-@dataclasses.dataclass
-class _Plan:
-  """Everything of one page before layout; `_plan` fills it in step by step."""
-  kind: str
-  site: List[str]
-  entities: List[Phrase]  # the main entity (the title's usual subject) first
-  roles: List[str]  # each entity's role in MENTIONS
-  keys: List[int]
-  victim: Optional[int]  # a key phrase kept out of headings and bold spans (no cue)
-  menu: List[str] = dataclasses.field(default_factory=list)
-  title: List[str] = dataclasses.field(default_factory=list)
-  title_subject: Optional[int] = None
-  byline: List[str] = dataclasses.field(default_factory=list)
-  sections: List[_Section] = dataclasses.field(default_factory=list)
-  related_heading: List[str] = dataclasses.field(default_factory=list)
-  related: List[List[str]] = dataclasses.field(default_factory=list)
-  newsletter: List[str] = dataclasses.field(default_factory=list)
-  footer: List[List[str]] = dataclasses.field(default_factory=list)
-  capital_headings: bool = False
-  capital_bold: bool = False
-
-  def paragraphs(self) -> List[List[_Sentence]]:
-    """Every paragraph of every section, in reading order."""
-    return [p for section in self.sections for p in section.paragraphs]
-
-
 def _title_case(words: Sequence[str]) -> List[str]:
   """Capitalises each word's first letter except small words after the first."""
   out = []
@@ -453,305 +689,636 @@ def _title_case(words: Sequence[str]) -> List[str]:
   return out
 
 
-def _fill(rng: random.Random, template: str, site: Sequence[str],
+def _fill(rng: random.Random, template: str,
           x: Sequence[str] = ()) -> Tuple[List[str], Tuple[int, int]]:
-  """The template's words and the word slice where `x` went ("{a}" must come before "{x}")."""
+  """The template's words and the word slice where `x` went."""
   words: List[str] = []
   span = (0, 0)
   for token in template.split():
-    if token == "{a}":  # the article before "{x}"
-      words.append("an" if x and x[0][:1].lower() in "aeiou" else "a")
-    elif token == "{x}":
+    if token == "{x}":
       span = (len(words), len(words) + len(x))
       words.extend(x)
     elif token == "{n}":
       words.append(str(rng.randint(2, 12)))
     elif token == "{year}":
       words.append(str(rng.randint(2012, 2024)))
-    elif token == "{site}":
-      words.extend(site)
     else:
       words.append(token)
   return words, span
 
 
-def _sentence(rng: random.Random, template: str, site: Sequence[str],
-              entity: Optional[int] = None, phrase: Phrase = ()) -> _Sentence:
+def _sentence(rng: random.Random, template: str, entity: Optional[int] = None,
+              phrase: Phrase = ()) -> _Sentence:
   """A sentence with its first letter capitalised."""
-  words, span = _fill(rng, template, site, phrase)
+  words, span = _fill(rng, template, phrase)
   words[0] = capitalise(words[0])
   return _Sentence(words, entity, span)
 
 
-def _choose_keys(rng: random.Random, entities: List[Phrase]) -> List[int]:
-  """1 to 3 key phrases; usually the main entity (index 0) is one of them."""
-  count = rng.choices((1, 2, 3), weights=(3, 4, 3))[0]
-  keys = [0] if rng.random() < 0.85 else []
-  pool = list(range(1, len(entities)))
-  while len(keys) < count:
-    weights = [_LENGTH_WEIGHTS[len(entities[i])] for i in pool]
-    pick = rng.choices(pool, weights=weights)[0]
-    pool.remove(pick)
-    keys.append(pick)
-  return keys
+# ----------------------------------------------------------------------------- entities
 
 
-def _mention_counts(rng: random.Random, entities: List[Phrase], keys: List[int],
-                    body_words: int) -> List[int]:
-  """Body mentions per entity: key phrases recur more, scaled down for short pages."""
-  counts = []
-  for i in range(len(entities)):
-    if i in keys:
-      counts.append(rng.randint(2, 5) if i == 0 else rng.randint(2, 4))
-    elif i == 0:
-      counts.append(rng.randint(2, 4))
+@dataclasses.dataclass
+class _Cast:
+  """A page's entities: the topic first, then the others; `candidates` may become keys."""
+  kind: str  # FILLERS key
+  entities: List[Phrase]
+  candidates: List[int]
+
+
+def _add(entities: List[Phrase], phrase: Phrase) -> int:
+  """Appends a phrase unless it repeats, contains or is contained in one; its index or -1."""
+  if any(_contains(phrase, p) or _contains(p, phrase) for p in entities):
+    return -1
+  entities.append(phrase)
+  return len(entities) - 1
+
+
+def _cast_of(entities: List[Phrase], kind: str, candidates: Sequence[int]) -> _Cast:
+  """A cast from its entities; candidates that `_add` dropped (-1) are left out."""
+  return _Cast(kind, entities, [i for i in candidates if i > 0])
+
+
+def _person_cast(rng: random.Random, names: FreshDraws) -> _Cast:
+  """A person, their work, group, award, home town, occupation; colleagues as distractors."""
+  e: List[Phrase] = [(names.name("first"), names.name("last"))]
+  work = _add(e, (rng.choice(WORK_ADJECTIVES), rng.choice(WORK_NOUNS)))
+  group = _add(e, (names.name("word"), rng.choice(GROUP_WORDS)))
+  award = _add(e, (names.name("word"), "Prize"))
+  town = _add(e, (names.name("town"),))
+  job = _add(e, (rng.choice(OCCUPATIONS),))
+  for _ in range(2):
+    _add(e, (names.name("first"), names.name("last")))
+  _add(e, (names.name("word"), "Prize"))  # another prize: shares a word with the award
+  _add(e, (names.name("town"), "Academy", "of", "Fine", "Arts"))
+  return _cast_of(e, "person", (work, group, award, town, job))
+
+
+def _event_cast(rng: random.Random, names: FreshDraws) -> _Cast:
+  """An event, its venue, organiser, headliner; other towns' events with the same words."""
+  words = rng.choice(EVENT_WORDS)
+  e: List[Phrase] = [(names.name("town"),) + words]
+  venue = _add(e, (names.name("word"), rng.choice(VENUE_WORDS)))
+  organiser = _add(e, (names.name("word"), "Arts", "Foundation"))
+  headliner = _add(e, (names.name("first"), names.name("last")))
+  _add(e, (names.name("brand"),))
+  _add(e, rng.choice(TICKETS))
+  for _ in range(2):
+    _add(e, (names.name("town"),) + words)  # rival events share the event words
+  _add(e, (names.name("word"), "Night", "Market"))
+  return _cast_of(e, "event", (venue, organiser, headliner))
+
+
+def _place_cast(rng: random.Random, names: FreshDraws) -> _Cast:
+  """A town, its landmark, region, dish, river, trail; neighbouring towns as distractors."""
+  e: List[Phrase] = [(names.name("town"),)]
+  landmark = _add(e, (names.name("word"), rng.choice(LANDMARKS)))
+  region = _add(e, (names.name("word"), rng.choice(REGION_WORDS)))
+  dish = _add(e, (names.name("food"), rng.choice(DISHES)))
+  river = _add(e, (names.name("word"), "River"))
+  trail = _add(e, (names.name("word"), "Coastal", "Hiking", "Trail"))
+  for _ in range(2):
+    _add(e, (names.name("town"),))
+  _add(e, (names.name("word"), rng.choice(LANDMARKS)))
+  return _cast_of(e, "place", (landmark, region, dish, river, trail))
+
+
+def _product_cast(rng: random.Random, names: FreshDraws) -> _Cast:
+  """A product model, its item type, brand and feature; rival models of the same item."""
+  item = (rng.choice(PRODUCT_ADJECTIVES), rng.choice(PRODUCT_NOUNS))
+  number = str(rng.choice((2, 3, 5, 7, 9, 12, 300, 500, 700)))
+  e: List[Phrase] = [(names.name("model"), number)]
+  kind = _add(e, item)
+  brand = _add(e, (names.name("brand"),))
+  feature = _add(e, rng.choice(PRODUCT_FEATURES))
+  for _ in range(2):  # rivals: same number or same noun, so they share words with keys
+    _add(e, (names.name("model"), rng.choice((number, str(rng.randint(2, 900))))))
+  _add(e, (rng.choice(PRODUCT_ADJECTIVES), item[1]))
+  _add(e, (names.name("brand"),))
+  _add(e, (names.name("word"), rng.choice(STORE_WORDS)))
+  return _cast_of(e, "product", (kind, brand, feature))
+
+
+def _dish_cast(rng: random.Random, names: FreshDraws) -> _Cast:
+  """A dish, its main ingredient and tool; other dishes of the same kind as distractors."""
+  word = rng.choice(DISH_WORDS)
+  e: List[Phrase] = [(names.name("food"), word)]
+  ingredient = _add(e, rng.choice(INGREDIENTS))
+  technique = _add(e, rng.choice(TECHNIQUES))
+  for _ in range(2):
+    _add(e, (names.name("food"), word))  # same dish word
+  _add(e, (names.name("first"), names.name("last")))
+  _add(e, (names.name("brand"),))
+  _add(e, rng.choice(INGREDIENTS))
+  return _cast_of(e, "dish", (ingredient, technique))
+
+
+def _business_cast(rng: random.Random, names: FreshDraws) -> _Cast:
+  """A town and a business category; the listed businesses and nearby towns as distractors."""
+  e: List[Phrase] = [(names.name("town"),)]
+  category = _add(e, rng.choice(CATEGORIES))
+  for _ in range(rng.randint(6, 10)):
+    _add(e, (names.name("word"), rng.choice(LISTING_WORDS)))
+  _add(e, (names.name("town"),))
+  return _cast_of(e, "business", (category,))
+
+
+_CASTS: Dict[str, Callable[[random.Random, FreshDraws], _Cast]] = {
+    "person": _person_cast, "event": _event_cast, "place": _place_cast,
+    "product": _product_cast, "dish": _dish_cast, "business": _business_cast}
+# Family -> the topic kinds its pages are about.
+FAMILY_KINDS: Dict[str, Tuple[str, ...]] = {
+    "news": ("person", "event", "place"), "product": ("product",), "recipe": ("dish",),
+    "forum": ("product", "place", "dish"), "encyclopedia": ("person", "place", "event"),
+    "directory": ("business",), "blog": ("place", "dish", "event", "product")}
+
+# ----------------------------------------------------------------------------- page plan
+
+
+@dataclasses.dataclass
+class _Block:
+  """One block of the page in reading order: a style and its runs (words, bold)."""
+  style: str
+  runs: List[Tuple[List[str], bool]]
+  slot: float = 0.0  # > 0: a prose paragraph to fill, with this weight
+  lead: bool = False  # the slot starts with a mention of the topic
+  sentences: List[_Sentence] = dataclasses.field(default_factory=list)
+
+
+class _Page:
+  """A page being planned: its family, cast, key phrases and blocks."""
+
+  def __init__(self, rng: random.Random, family: str, names: FreshDraws, total: int):
+    self.rng, self.family, self.names, self.total = rng, family, names, total
+    self.cast = _CASTS[rng.choice(FAMILY_KINDS[family])](rng, names)
+    self.entities = self.cast.entities
+    self.keys = self._choose_keys()
+    self.victim: Optional[int] = None
+    if rng.random() < 0.08:  # one key phrase gets no visual cue on this page
+      self.victim = rng.choice([k for k in self.keys if k != 0] or self.keys)
+    self.site = [names.name("site"), rng.choice(SITE_SUFFIXES[family])]
+    self.blocks: List[_Block] = []
+    self.used_mentions: List[str] = []
+    self.used_fillers: Set[str] = set()  # membership only, never iterated
+    self.capital_headings = rng.random() < 0.15
+    self.capital_bold = rng.random() < 0.2
+
+  def _choose_keys(self) -> List[int]:
+    """1 to 3 key phrases (mean about 1.8): the topic, then some of its candidates.
+
+    The topic is always one: a page whose title names an entity that is not a key phrase
+    would contradict what a reader picks.
+    """
+    count = self.rng.choices((1, 2, 3), weights=(4, 5, 3))[0]
+    if self.cast.kind == "business":  # a listing page is about a category in a town
+      count = max(2, count)
+    keys = [0]
+    pool = list(self.cast.candidates)
+    while len(keys) < count and pool:
+      keys.append(pool.pop(self.rng.randrange(len(pool))))
+    return keys
+
+  def others(self) -> List[int]:
+    """The entities that are not key phrases."""
+    return [i for i in range(len(self.entities)) if i not in self.keys]
+
+  def cue_ok(self, index: Optional[int]) -> bool:
+    """Whether entity `index` may be shown in a heading or bold span (not the victim)."""
+    return index is not None and index != self.victim
+
+  def name(self, index: int) -> List[str]:
+    """The entity's words as written."""
+    return list(self.entities[index])
+
+  # Blocks ---------------------------------------------------------------------------------
+
+  def text(self, style: str, words: Sequence[str]) -> None:
+    self.blocks.append(_Block(style, [(list(words), False)]))
+
+  def row(self, style: str, items: Sequence[Sequence[str]]) -> None:
+    self.blocks.append(_Block(style, [(list(w), False) for w in items if w]))
+
+  def slot(self, weight: float = 1.0, lead: bool = False, style: str = "para") -> None:
+    self.blocks.append(_Block(style, [], slot=weight, lead=lead))
+
+  def fill(self, template: str, x: Sequence[str] = ()) -> List[str]:
+    words, _ = _fill(self.rng, template, tuple(x))
+    return words
+
+  def heading(self, style: str, subject: Optional[int], generic: Sequence[str] = ()) -> None:
+    """A heading about entity `subject`, else a generic one (skipped if there is none)."""
+    if subject is not None and self.cue_ok(subject):
+      self.text(style, _title_case(self.fill(self.rng.choice(HEADINGS[self.family]),
+                                                  self.entities[subject])))
+    elif generic:
+      self.text(style, _title_case(self.fill(self.rng.choice(generic))))
+
+  def title(self) -> None:
+    """The page title: about the topic unless the topic is the victim."""
+    if self.cue_ok(0):
+      words = self.fill(self.rng.choice(TITLES[self.family]), self.entities[0])
     else:
-      counts.append(rng.choices((0, 1, 2, 3, 4), weights=(2, 4, 3, 2, 1.5))[0])
-  limit = max(2 * len(keys), int(body_words * 0.75 / 10))
-  while sum(counts) > limit:
-    # Drop a mention of the most-mentioned entity that can spare one (key phrases keep 2).
-    spare = [i for i in range(len(counts)) if counts[i] > (2 if i in keys else 0)]
-    if not spare:
-      break
-    counts[max(spare, key=lambda i: (counts[i] - (2 if i in keys else 0), -i))] -= 1
+      words = self.fill(self.rng.choice(GENERIC_TITLES[self.family]))
+    self.text("title", _title_case(words))
+
+  def nav(self) -> None:
+    """Site name, then the menu."""
+    self.text("logo", self.site)
+    menu = list(MENUS[self.family])
+    menu = menu[:1] + self.rng.sample(menu[1:], self.rng.randint(3, len(menu) - 1))
+    if self.rng.random() < 0.25:
+      menu = [w.upper() for w in menu]
+    self.row("menu", [[w] for w in menu])
+
+  def notice(self, chance: float) -> None:
+    """Maybe a cookie notice with its buttons."""
+    if self.rng.random() < chance:
+      self.text("notice", capitalise(self.rng.choice(NOTICES)).split())
+      self.row("buttons", [["Accept"], ["Manage", "Settings"]][:self.rng.randint(1, 2)])
+
+  def byline(self, prefix: str = "By") -> List[str]:
+    return [prefix, self.names.name("first"), self.names.name("last"),
+            self.rng.choice(MONTHS), str(self.rng.randint(1, 28)),
+            str(self.rng.randint(2012, 2024))]
+
+  def footer(self) -> None:
+    links = self.rng.sample(FOOTERS[self.family], self.rng.randint(3, len(FOOTERS[self.family])))
+    self.row("footer", [["Copyright", str(self.rng.randint(2015, 2024))] + self.site]
+             + [link.split() for link in links])
+
+  def sections(self, body: int, per_section: int, heading_style: str = "h2",
+               key_rate: float = 0.4, other_rate: float = 0.3) -> None:
+    """Sections of 1 to 4 slots under headings about keys, other entities or nothing."""
+    count = max(1, round(body / per_section))
+    headed: List[int] = []
+    for _ in range(count):
+      r = self.rng.random()
+      keys = [k for k in self.keys if k not in headed and self.cue_ok(k)]
+      others = [i for i in self.others() if i not in headed]
+      subject = None
+      if r < key_rate and keys:
+        subject = self.rng.choice(keys)
+      elif r < key_rate + other_rate and others:
+        subject = self.rng.choice(others)
+      if subject is not None:
+        headed.append(subject)
+      self.heading(heading_style, subject, GENERIC_HEADINGS[self.family])
+      for _ in range(self.rng.randint(1, 4)):
+        self.slot(self.rng.uniform(0.6, 1.4))
+
+  def related(self, heading: str, templates: Sequence[str], count: int) -> None:
+    """Related links about other entities and about the keys' English words."""
+    self.text("h3", heading.split())
+    items = []
+    others = self.others()
+    self.rng.shuffle(others)
+    for index in others[:count]:
+      items.append(_title_case(self.fill(self.rng.choice(templates),
+                                              self.entities[index])))
+    for k in self.keys:  # shares words with a key phrase, but names another page
+      common = [w for w in self.entities[k] if not w[:1].isupper() and len(w) > 3]
+      if common and self.rng.random() < 0.5:
+        items.append(_title_case(["More"] + common + ["Ideas", "for",
+                                                          str(self.rng.randint(2018, 2024))]))
+    for item in items:
+      self.text("item", item)
+
+
+# ----------------------------------------------------------------------------- families
+
+
+def _news(p: _Page, body: int) -> None:
+  """Breadcrumb, headline, byline, lede naming the topic, sections, quote, tags, most read."""
+  p.nav()
+  p.notice(0.5)
+  p.row("crumbs", [["Home"], [p.rng.choice(("Local", "Culture", "Business", "Sport"))]])
+  p.title()
+  p.text("meta", p.byline())
+  p.row("actions", [["Share"], ["Comments"], ["Save"]])
+  p.slot(1.0, lead=True)
+  p.slot(1.0)
+  p.text("caption", ["Photo", "by", p.names.name("first"), p.names.name("last")])
+  if p.rng.random() < 0.6:
+    p.text("notice", ["Advertisement"])
+  p.sections(body - 120, 240, key_rate=0.3, other_rate=0.3)
+  p.slot(0.6, style="quote")
+  tags = [p.name(i) for i in p.keys if p.cue_ok(i)] + [p.name(i) for i in p.others()[:3]]
+  p.rng.shuffle(tags)
+  p.row("tags", [["Topics"]] + tags)
+  p.row("actions", [["Share"], ["Comments"], ["Save"]])
+  p.related("Most Read", ("{x} Latest", "Why {x} Matters Now", "Opinion on {x}"),
+            p.rng.randint(2, 4))
+  p.footer()
+
+
+def _product(p: _Page, body: int) -> None:
+  """Product title (brand, model, item), price, buttons, bullets, description, specs, reviews."""
+  p.nav()
+  k = p.cast.candidates
+  item, brand, feature = (k + [None, None, None])[:3]
+  p.row("crumbs", [["Home"], ["Shop"]] + ([p.name(item)[-1:]] if item else []))
+  title = (p.name(brand) if brand and p.cue_ok(brand) else []) + (
+      p.name(0) if p.cue_ok(0) else [])
+  title += p.name(item) if item and p.cue_ok(item) else []
+  if feature and p.cue_ok(feature) and p.rng.random() < 0.5:
+    title += ["with"] + p.name(feature)
+  p.text("title", _title_case(title or ["Item", "Details"]))
+  p.text("meta", [str(p.rng.randint(12, 480)), "ratings", str(p.rng.randint(3, 49)),
+                  "answered", "questions"])
+  p.text("price", [str(p.rng.randint(19, 499)), str(p.rng.randint(10, 99))])
+  p.row("buttons", [["Add", "to", "Cart"], ["Buy", "Now"], ["Add", "to", "Wish", "List"]])
+  p.text("h3", ["About", "this", "item"])
+  for _ in range(p.rng.randint(3, 5)):
+    p.slot(0.35, style="item")
+  p.heading("h2", None, ("Product Description",))
+  p.slot(1.0, lead=True)
+  p.sections(body - 300, 260, key_rate=0.3, other_rate=0.3)
+  p.text("h2", ["Specifications"])
+  specs = (("Weight", f"{p.rng.randint(1, 9)} kg"), ("Colour", p.rng.choice(("Black", "White",
+           "Grey", "Blue"))), ("Warranty", f"{p.rng.randint(1, 5)} years"),
+           ("Model", " ".join(p.name(0))), ("Power", f"{p.rng.randint(5, 90)} W"))
+  for label, value in specs[:p.rng.randint(3, 5)]:
+    p.row("cell", [[label], value.split()])
+  p.text("h2", ["Customer", "Reviews"])
+  for _ in range(max(2, min(8, body // 220))):
+    p.text("label", [str(p.rng.randint(1, 5)), "out", "of", "5", "stars"])
+    p.text("meta", ["Reviewed", "by", p.names.name("first"), "on", p.rng.choice(MONTHS),
+                    str(p.rng.randint(2015, 2024))])
+    p.slot(0.7)
+    p.row("actions", [["Helpful"], ["Report"]])
+  p.related("Customers Also Viewed", ("{x}", "{x} Bundle", "{x} Spare Parts"),
+            p.rng.randint(3, 5))
+  p.footer()
+
+
+def _recipe(p: _Page, body: int) -> None:
+  """Title, jump buttons, long intro story, ingredients, numbered steps, notes, comments."""
+  p.nav()
+  p.notice(0.4)
+  p.title()
+  p.text("meta", p.byline("By") + [str(p.rng.randint(4, 400)), "comments"])
+  p.row("buttons", [["Jump", "to", "Recipe"], ["Print", "Recipe"], ["Pin"]])
+  p.slot(1.0)
+  p.slot(1.0, lead=p.rng.random() < 0.5)
+  p.sections(body * 0.55, 220, heading_style="h2", key_rate=0.35, other_rate=0.25)
+  p.text("h2", ["Ingredients"])
+  for _ in range(p.rng.randint(5, 11)):
+    amount = [str(p.rng.randint(1, 4)), p.rng.choice(("cups", "tablespoons", "teaspoons",
+                                                     "grams", "pinch"))]
+    stuff = list(p.rng.choice(INGREDIENTS)) if p.rng.random() < 0.6 else [
+        p.rng.choice(("flour", "butter", "onion", "garlic", "salt", "pepper", "stock", "milk",
+                      "eggs", "sugar", "olive", "oil"))]
+    p.text("item", amount + stuff)
+  p.text("h2", ["Instructions"])
+  for step in range(1, p.rng.randint(4, 8)):
+    p.text("label", ["Step", str(step)])
+    p.slot(0.45, style="item")
+  p.text("h3", ["Nutrition"])
+  p.row("cell", [["Calories"], [str(p.rng.randint(180, 900))], ["Protein"],
+                 [str(p.rng.randint(3, 40)), "g"]])
+  p.text("h2", [str(p.rng.randint(3, 90)), "Comments"])
+  for _ in range(p.rng.randint(1, 4)):
+    p.text("label", [p.names.name("first")])
+    p.slot(0.4)
+    p.row("actions", [["Reply"]])
+  p.related("More Recipes", ("{x}", "Easy {x}", "{x} for Beginners"), p.rng.randint(2, 4))
+  p.footer()
+
+
+def _forum(p: _Page, body: int) -> None:
+  """Breadcrumb, thread title, posts (user, stats, text, actions), similar threads."""
+  p.nav()
+  p.row("crumbs", [["Forums"], [p.rng.choice(("General", "Help", "Reviews", "Travel",
+                                              "Cooking"))], ["Discussion"]])
+  p.title()
+  p.text("meta", ["Thread", "starter", p.names.name("first"), "Start", "date",
+                  p.rng.choice(MONTHS), str(p.rng.randint(1, 28))])
+  posts = max(3, min(24, round(body / p.rng.randint(70, 110))))
+  users = [p.names.name("first") for _ in range(p.rng.randint(2, 6))]
+  for index in range(posts):
+    p.text("label", [p.rng.choice(users)])
+    p.text("meta", ["Joined", p.rng.choice(MONTHS), str(p.rng.randint(2008, 2023)),
+                    "Messages", str(p.rng.randint(1, 9000))])
+    if index and p.rng.random() < 0.25:
+      p.text("meta", [p.rng.choice(users), "said"])
+      p.slot(0.3, style="quote")
+    p.slot(1.0, lead=index == 0)
+    p.row("actions", [["Reply"], ["Quote"], ["Like"], ["Report"]][:p.rng.randint(2, 4)])
+  p.text("side_h", ["Similar", "Threads"])
+  for index in p.others()[:p.rng.randint(2, 4)]:
+    p.text("side", _title_case(p.fill(p.rng.choice(TITLES["forum"]), p.entities[index])))
+  p.footer()
+
+
+def _encyclopedia(p: _Page, body: int) -> None:
+  """Title, tagline, infobox, lead with a bold first mention, contents, sections, see also."""
+  p.nav()
+  p.title()
+  p.text("meta", ["From"] + p.site + ["the", "free", "encyclopedia"])
+  p.text("h3", _title_case(p.name(0)) if p.cue_ok(0) else ["Summary"])
+  for index in ([0] + p.cast.candidates)[:p.rng.randint(3, 5)]:
+    label = "Name" if index == 0 else p.rng.choice(("Known for", "Related", "Location",
+                                                    "Region", "Part of", "Associated"))
+    p.row("cell", [label.split(), p.name(index)])
+  p.slot(1.2, lead=True)
+  p.slot(1.0)
+  heads = list(GENERIC_HEADINGS["encyclopedia"])
+  p.text("h3", ["Contents"])
+  p.row("cell", [[str(i + 1)] + h.split() for i, h in enumerate(p.rng.sample(heads, 4))])
+  p.sections(body - 200, 230, heading_style="h2", key_rate=0.35, other_rate=0.35)
+  p.text("h2", ["See", "also"])
+  for index in p.others()[:p.rng.randint(2, 4)]:
+    p.text("item", p.name(index))
+  p.text("h2", ["References"])
+  for _ in range(p.rng.randint(3, 8)):
+    p.text("item", [p.names.name("last"), p.names.name("first"), str(p.rng.randint(1950, 2023)),
+                    "Retrieved", p.rng.choice(MONTHS), str(p.rng.randint(2015, 2024))])
+  p.row("tags", [["Categories"]] + [p.name(i) for i in p.keys if i != p.victim][:2]
+        + [[p.rng.choice(("History", "Culture", "Geography", "People"))]])
+  p.footer()
+
+
+def _directory(p: _Page, body: int) -> None:
+  """Search box, title (category in town), filters, one block per listing, nearby towns."""
+  p.nav()
+  p.notice(0.4)
+  town, category = p.entities[0], p.entities[p.cast.candidates[0]]
+  p.row("cell", [["Search"], list(category), ["Near"], list(town)])
+  if p.cue_ok(0) and p.cue_ok(p.cast.candidates[0]):
+    p.text("title", _title_case(p.fill(p.rng.choice(TITLES["directory"]),
+                                            tuple(category) + ("in",) + town)))
+  elif p.cue_ok(0):
+    p.text("title", ["Local", "Businesses", "in"] + list(town))
+  else:
+    p.title()
+  p.text("meta", [str(p.rng.randint(12, 300)), "results", "Sorted", "by", "rating"])
+  p.row("buttons", [["Open", "Now"], ["Top", "Rated"], ["Price"], ["Distance"]])
+  p.slot(0.8, lead=True)
+  listings = [i for i in range(2, len(p.entities) - 1)]  # between category and nearby town
+  per = max(1, round((body - 150) / 110 / max(1, len(listings))))
+  for index in listings:
+    p.text("label", p.name(index))
+    p.text("meta", [str(p.rng.randint(1, 200)), p.names.name("word"),
+                    p.rng.choice(STREET_WORDS)] + list(town))
+    p.text("meta", [f"{p.rng.randint(3, 5)}", "stars", str(p.rng.randint(2, 400)), "reviews"])
+    for _ in range(per):
+      p.slot(0.8)
+    p.row("buttons", [["Call"], ["Website"], ["Directions"]])
+  p.heading("h2", None, GENERIC_HEADINGS["directory"])
+  p.slot(0.8)
+  p.text("side_h", ["Nearby", "Towns"])
+  p.text("side", p.name(len(p.entities) - 1))
+  p.footer()
+
+
+def _blog(p: _Page, body: int) -> None:
+  """Title (large, not bold), date and comments, personal story, captions, tags, comments."""
+  p.nav()
+  p.title()
+  p.text("meta", ["Posted", "on", p.rng.choice(MONTHS), str(p.rng.randint(1, 28)), "by",
+                  p.names.name("first"), str(p.rng.randint(0, 90)), "Comments"])
+  p.slot(1.0)
+  p.slot(1.0, lead=p.rng.random() < 0.6)
+  p.sections(body - 150, 200, heading_style=p.rng.choice(("h2", "h3")), key_rate=0.35,
+             other_rate=0.3)
+  p.text("caption", ["Photo", str(p.rng.randint(1, 30))])
+  tags = [p.name(i) for i in p.keys if p.cue_ok(i)] + [p.name(i) for i in p.others()[:2]]
+  p.row("tags", [["Tags"]] + tags)
+  p.text("h3", ["About", "Me"])
+  p.text("side", ["Hi", "I", "am", p.names.name("first"), "and", "this", "is", "my", "little",
+                  "corner", "of", "the", "internet"])
+  p.text("h3", [str(p.rng.randint(2, 40)), "Comments"])
+  for _ in range(p.rng.randint(1, 4)):
+    p.text("label", [p.names.name("first")])
+    p.slot(0.35)
+    p.row("actions", [["Reply"]])
+  p.text("side_h", ["Popular", "Posts"])
+  for index in p.others()[:p.rng.randint(2, 3)]:
+    p.text("side", _title_case(p.fill(p.rng.choice(TITLES["blog"]), p.entities[index])))
+  p.row("buttons", [["Subscribe"]])
+  p.footer()
+
+
+_BUILDERS: Dict[str, Callable[[_Page, int], None]] = {
+    "news": _news, "product": _product, "recipe": _recipe, "forum": _forum,
+    "encyclopedia": _encyclopedia, "directory": _directory, "blog": _blog}
+# Family -> chance that a mention of a key phrase / another entity is bold.
+_BOLD_RATES = {"news": (0.15, 0.08), "product": (0.3, 0.15), "recipe": (0.3, 0.15),
+               "forum": (0.08, 0.05), "encyclopedia": (0.1, 0.1), "directory": (0.2, 0.2),
+               "blog": (0.25, 0.12)}
+
+# ----------------------------------------------------------------------------- body text
+
+
+def _mention(p: _Page, index: int) -> _Sentence:
+  """A mention sentence of entity `index`, in the family's wording; avoids repeats."""
+  pool = [t for t in MENTIONS[p.family] if t not in p.used_mentions]
+  if not pool:  # all used: start over, but never with the template just used
+    pool = [t for t in MENTIONS[p.family] if t != p.used_mentions[-1]]
+    p.used_mentions.clear()
+  template = p.rng.choice(pool)
+  p.used_mentions.append(template)
+  return _sentence(p.rng, template, index, p.entities[index])
+
+
+def _filler(p: _Page) -> _Sentence:
+  """A background sentence: the family's voice now and then, else the topic kind's prose."""
+  voice = [t for t in VOICE[p.family] if t not in p.used_fillers]
+  if voice and p.rng.random() < 0.12:
+    template = p.rng.choice(voice)
+  else:
+    subjects, predicates, endings = FILLERS[p.cast.kind]
+    for _ in range(8):
+      template = " ".join((p.rng.choice(subjects), p.rng.choice(predicates),
+                           p.rng.choice(endings)))
+      if template not in p.used_fillers:
+        break
+  p.used_fillers.add(template)
+  return _sentence(p.rng, template)
+
+
+def _mention_counts(p: _Page) -> List[int]:
+  """Body mentions per entity: keys recur more than the others, more on long pages."""
+  scale = p.total / 800
+  counts = []
+  for i in range(len(p.entities)):
+    if i == 0 and i in p.keys:
+      counts.append(3 + round(p.rng.uniform(2.5, 6) * scale))
+    elif i in p.keys:
+      counts.append(2 + round(p.rng.uniform(1.5, 4) * scale))
+    elif i == 0:
+      counts.append(1 + round(p.rng.uniform(1, 3) * scale))
+    else:
+      counts.append(round(p.rng.choice((0, 1, 1, 2, 3, 4)) * p.rng.uniform(0.5, 1.5)
+                          * max(1.0, scale)))
   return counts
 
 
-def _cast(rng: random.Random, names: FreshDraws) -> _Plan:
-  """A plan with the page's kind, site name, entities, key phrases and maybe a victim."""
-  kind = rng.choice(KINDS)
-  site = [names.name("site"), rng.choice(SITE_SUFFIXES[kind])]
-  made = _distinct(_ENTITY_MAKERS[kind](rng, names))
-  entities = [phrase for phrase, _ in made]
-  keys = _choose_keys(rng, entities)
-  victim = None
-  if rng.random() < 0.1:  # one key phrase gets no visual cue on this page
-    victim = rng.choice([k for k in keys if k != 0] or keys)
-  return _Plan(kind, site, entities, [role for _, role in made], keys, victim)
+def _words(block: _Block) -> int:
+  return sum(len(w) for w, _ in block.runs) + sum(len(s.words) for s in block.sentences)
 
 
-def _add_masthead(rng: random.Random, plan: _Plan, names: FreshDraws) -> None:
-  """The menu, the title (about the main entity unless it is the victim) and the byline."""
-  plan.menu = ["Home"] + rng.sample(MENU_COMMON + MENU_KIND[plan.kind], rng.randint(4, 6))
-  if rng.random() < 0.25:
-    plan.menu = [w.upper() for w in plan.menu]
-  plan.title_subject = 0 if plan.victim != 0 else None
-  if plan.title_subject is None:
-    title, _ = _fill(rng, rng.choice(GENERIC_TITLES[plan.kind]), plan.site)
-  else:
-    title, _ = _fill(rng, rng.choice(TITLES[plan.kind]), plan.site, plan.entities[0])
-  plan.title = _title_case(title)
-  if rng.random() < 0.5:
-    byline = ["By", names.name("first"), names.name("last")]
-  else:
-    byline = ["By"] + plan.site + ["Staff"]
-  plan.byline = byline + [rng.choice(MONTHS), str(rng.randint(1, 28)),
-                          str(rng.randint(2012, 2024))]
+def _fill_slots(p: _Page) -> None:
+  """Puts mention sentences into the slots, then background prose up to the page length."""
+  slots = [b for b in p.blocks if b.slot > 0]
+  fixed = sum(_words(b) for b in p.blocks if b.slot == 0)
+  body = max(8 * len(slots), p.total - fixed)
+  weights = [b.slot for b in slots]
+  targets = [max(8, round(body * w / sum(weights))) for w in weights]
+  mentions = [i for i, c in enumerate(_mention_counts(p)) for _ in range(c)]
+  p.rng.shuffle(mentions)
+  leads = [b for b in slots if b.lead]
+  for block in leads:
+    block.sentences.append(_mention(p, 0))
+    if 0 in mentions:
+      mentions.remove(0)
+  for index in mentions:
+    block = p.rng.choices(slots, weights=targets)[0]
+    block.sentences.append(_mention(p, index))
+  for block, target in zip(slots, targets):
+    size = _words(block)
+    while size < target - 4:
+      sentence = _filler(p)
+      block.sentences.append(sentence)
+      size += len(sentence.words)
+    first = block.sentences[:1] if block.lead else []
+    rest = block.sentences[len(first):]
+    p.rng.shuffle(rest)
+    block.sentences = first + rest
 
 
-def _body_words(rng: random.Random, plan: _Plan, max_words: int) -> int:
-  """The words the sections should have: a drawn page length less the other parts."""
-  fixed = (len(plan.site) + len(plan.menu) + len(plan.title) + len(plan.byline)
-           + 26)  # adverts, related, footer
-  total = int(rng.triangular(170, max_words - 30, min(380, max_words - 60)))
-  return max(80, total - fixed)
-
-
-def _heading_subject(rng: random.Random, first: bool, options: List[int],
-                     keys: List[int]) -> Optional[int]:
-  """What a section heading is about: a key phrase, another entity or (None) nothing."""
-  r = rng.random()
-  if first and 0 in options and r < 0.5:
-    return 0
-  if r < 0.45:
-    return rng.choice([i for i in options if i in keys] or [None])
-  if r < 0.75:
-    return rng.choice([i for i in options if i not in keys] or [None])
-  return None
-
-
-def _add_sections(rng: random.Random, plan: _Plan, body: int) -> None:
-  """2 to 5 sections of empty paragraphs under headings; no entity heads two of them."""
-  num_sections = max(2, min(5, round(body / 110) + rng.randint(-1, 1)))
-  cue = [i for i in range(len(plan.entities)) if i != plan.victim]
-  headed = set()
-  for index in range(num_sections):
-    options = [i for i in cue if i not in headed]
-    subject = _heading_subject(rng, index == 0, options, plan.keys)
-    if subject is None:
-      heading, _ = _fill(rng, rng.choice(GENERIC_HEADINGS[plan.kind]), plan.site)
-    else:
-      headed.add(subject)
-      heading, _ = _fill(rng, rng.choice(ENTITY_HEADINGS), plan.site, plan.entities[subject])
-    plan.sections.append(_Section(_title_case(heading), subject,
-                                  [[] for _ in range(rng.choice((1, 1, 2, 2, 3)))],
-                                  advert=rng.random() < 0.6))
-
-
-def _add_mentions(rng: random.Random, plan: _Plan, body: int) -> None:
-  """Mention sentences of every entity, spread over the paragraphs; bold on some of them."""
-  paragraphs = plan.paragraphs()
-  counts = _mention_counts(rng, plan.entities, plan.keys, body)
-  for i, count in enumerate(counts):
-    for _ in range(count):
-      templates = MENTIONS[plan.roles[i]] if rng.random() < 0.6 else COMMON_MENTIONS
-      sentence = _sentence(rng, rng.choice(templates), plan.site, i, plan.entities[i])
-      rate = 0.0 if i == plan.victim else (0.35 if i in plan.keys else 0.15)
-      sentence.bold = rng.random() < rate
-      rng.choice(paragraphs).append(sentence)
-
-
-def _add_fillers(rng: random.Random, plan: _Plan, body: int) -> List[str]:
-  """Stock sentences up to each paragraph's share of the body words; returns those left."""
-  fillers = list(FILLERS[plan.kind] + COMMON_FILLERS) * FILLER_REPEATS
-  paragraphs = plan.paragraphs()
-  for paragraph in paragraphs:
-    target = max(12, int(body / len(paragraphs) * rng.uniform(0.6, 1.4)))
-    size = sum(len(s.words) for s in paragraph)
-    for _ in range(40):
-      if size >= target - 3 or not fillers:
-        break
-      template = rng.choice(fillers)
-      sentence = _sentence(rng, template, plan.site)
-      if size + len(sentence.words) <= target + 4 or not paragraph:
-        fillers.remove(template)
-        paragraph.append(sentence)
-        size += len(sentence.words)
-  return fillers
-
-
-def _add_related(rng: random.Random, plan: _Plan) -> None:
-  """Related links (other entities and stock titles, no template twice), maybe a newsletter."""
-  others = [i for i in range(len(plan.entities)) if i not in plan.keys]
-  entity_links, stock_links = list(RELATED), list(GENERIC_RELATED)
-  for _ in range(rng.randint(1, 4)):
-    if others and rng.random() < 0.6:
-      pick = others.pop(rng.randrange(len(others)))
-      template = entity_links.pop(rng.randrange(len(entity_links)))
-      item, _ = _fill(rng, template, plan.site, plan.entities[pick])
-    else:
-      item, _ = _fill(rng, stock_links.pop(rng.randrange(len(stock_links))), plan.site)
-    plan.related.append(_title_case(item))
-  if rng.random() < 0.7:
-    plan.newsletter, _ = _fill(rng, rng.choice(NEWSLETTER), plan.site)
-
-
-def _add_footer(rng: random.Random, plan: _Plan) -> None:
-  """The copyright line and 2 to 4 policy links."""
-  year = str(rng.randint(2015, 2024))
-  plan.footer = [["Copyright", year] + plan.site] + [
-      link.split() for link in rng.sample(FOOTER_LINKS, rng.randint(2, 4))]
-
-
-def _top_up(rng: random.Random, plan: _Plan, fillers: List[str]) -> None:
-  """Adds stock sentences from `fillers` to random paragraphs until the page has MIN_WORDS."""
-  paragraphs = plan.paragraphs()
-  while _word_count(plan) < MIN_WORDS and fillers:
-    template = fillers.pop(rng.randrange(len(fillers)))
-    rng.choice(paragraphs).append(_sentence(rng, template, plan.site))
-
-
-def _plan(rng: random.Random, max_words: int, names_from: lexicon.Lexicon) -> _Plan:
-  """Draws one page: topic, entities, key phrases, text and which spans are bold.
-
-  Every invented word (the site's, the entities' and the byline's names) comes from `names_from`.
-  """
-  names = FreshDraws(rng, names_from)  # lexicon words, none twice on a page
-  plan = _cast(rng, names)
-  _add_masthead(rng, plan, names)
-  body = _body_words(rng, plan, max_words)
-  _add_sections(rng, plan, body)
-  _add_mentions(rng, plan, body)
-  fillers = _add_fillers(rng, plan, body)
-  _add_related(rng, plan)
-  _add_footer(rng, plan)
-  plan.related_heading = rng.choice(RELATED_HEADINGS).split()
-  plan.capital_headings = rng.random() < 0.2
-  plan.capital_bold = rng.random() < 0.25
-  _top_up(rng, plan, fillers)
-  for paragraph in plan.paragraphs():
-    rng.shuffle(paragraph)
-  _trim(plan, max_words)
-  _ensure_cues(rng, plan)
-  _limit_elements(rng, plan)
-  return plan
-
-
-def _word_count(plan: _Plan) -> int:
-  """Words of the whole page."""
-  body = sum(len(s.heading) + sum(len(w.words) for p in s.paragraphs for w in p) + s.advert
-             for s in plan.sections)
-  return (len(plan.site) + len(plan.menu) + len(plan.title) + len(plan.byline) + body
-          + len(plan.related_heading) + sum(map(len, plan.related)) + len(plan.newsletter)
-          + sum(map(len, plan.footer)))
-
-
-def _trim(plan: _Plan, max_words: int) -> None:
-  """Drops fillers, then other entities' mentions, then extra key mentions, to fit max_words."""
-  kept = {k: 0 for k in plan.keys}
-
-  def removable(sentence: _Sentence, stage: int) -> bool:
-    """Whether `_trim` may drop the sentence at this stage."""
-    if stage == 0:
-      return sentence.entity is None
-    if stage == 1:
-      return sentence.entity not in plan.keys
-    return kept[sentence.entity] > 2
-
-  for paragraph in plan.paragraphs():
-    for sentence in paragraph:
-      if sentence.entity in kept:
-        kept[sentence.entity] += 1
-  for stage in range(3):
-    for paragraph in reversed(plan.paragraphs()):
-      for sentence in list(reversed(paragraph)):
-        if _word_count(plan) <= max_words:
-          return
-        if len(paragraph) > 1 and removable(sentence, stage):
-          paragraph.remove(sentence)
-          if sentence.entity in kept:
-            kept[sentence.entity] -= 1
-  if _word_count(plan) > max_words:
-    raise ValueError(f"cannot fit a page into max_words={max_words}")
-
-
-def _ensure_cues(rng: random.Random, plan: _Plan) -> None:
-  """Every key phrase but the victim gets a bold span unless a heading shows it already."""
-  sentences = [w for p in plan.paragraphs() for w in p]
-  for k in plan.keys:
-    if k == plan.victim:
+def _bold_and_cues(p: _Page) -> None:
+  """Bold spans on some mentions; each key phrase but the victim gets a cue somewhere."""
+  key_rate, other_rate = _BOLD_RATES[p.family]
+  mentions = [s for b in p.blocks for s in b.sentences if s.entity is not None]
+  for sentence in mentions:
+    if p.cue_ok(sentence.entity):
+      sentence.bold = p.rng.random() < (key_rate if sentence.entity in p.keys else other_rate)
+  if p.family == "encyclopedia":  # the reference style: the topic's first mention is bold
+    lead = next((s for b in p.blocks if b.lead for s in b.sentences[:1]), None)
+    if lead is not None and p.cue_ok(0):
+      lead.bold = True
+  cue_words = [[w.lower() for w in b.runs[0][0]] for b in p.blocks
+               if b.style in _CUE_STYLES or (_STYLES[b.style][4] and b.slot == 0)]
+  for k in p.keys:
+    if not p.cue_ok(k):
       continue
-    headed = k == plan.title_subject or any(s.subject == k for s in plan.sections)
-    mentions = [s for s in sentences if s.entity == k]
-    if not headed and not any(s.bold for s in mentions):
-      rng.choice(mentions).bold = True
+    own = [s for s in mentions if s.entity == k]
+    if not any(_contains(words, p.entities[k]) for words in cue_words) and not any(
+        s.bold for s in own):
+      p.rng.choice(own).bold = True
 
 
-def _element_count(plan: _Plan) -> int:
-  """How many VDOM elements `_render` makes of the plan."""
-  body = sum(1 + s.advert + sum(len(_segments(p, plan)) for p in s.paragraphs)
-             for s in plan.sections)
-  head = 1 + len(plan.menu) + 2  # site name, menu, title, byline
-  return (head + body + 1 + len(plan.related) + bool(plan.newsletter)  # related block
-          + len(plan.footer))
-
-
-def _limit_elements(rng: random.Random, plan: _Plan) -> None:
-  """Turns bold spans back into plain text until the page has at most MAX_PAGE_ELEMENTS.
-
-  Spans of other entities go first; a key phrase keeps one cue (a heading or a bold span).
-  """
-  sentences = [w for p in plan.paragraphs() for w in p]
-  while _element_count(plan) > MAX_PAGE_ELEMENTS:
-    bold = [w for w in sentences if w.bold]
-    spare = [w for w in bold if w.entity not in plan.keys]
-    if not spare:
-      headed = {s.subject for s in plan.sections} | {plan.title_subject}
-      spare = [w for w in bold if w.entity in headed
-               or sum(v.entity == w.entity for v in bold) > 1]
-    if not spare:
-      raise AssertionError("cannot fit the page into the element limit")
-    rng.choice(spare).bold = False
+def _plan(rng: random.Random, family: str, names_from: lexicon.Lexicon,
+          knobs: Preset) -> _Page:
+  """Draws one page of the family: length (the preset's), cast, key phrases, blocks, text."""
+  drawn = rng.lognormvariate(math.log(knobs.median_words), knobs.sigma_words)
+  total = int(min(knobs.max_words, max(knobs.min_words, drawn)))
+  p = _Page(rng, family, FreshDraws(rng, names_from), total)
+  _BUILDERS[family](p, max(80, total - 150))
+  _fill_slots(p)
+  _bold_and_cues(p)
+  return p
 
 
 # ----------------------------------------------------------------------------- layout
@@ -816,8 +1383,9 @@ class _Layout:
     return box
 
 
-def _segments(paragraph: List[_Sentence], plan: _Plan) -> List[Tuple[List[str], bool]]:
-  """The paragraph's words as alternating plain and bold runs."""
+def _segments(paragraph: List[_Sentence], capital_bold: bool) -> List[Tuple[List[str], bool]]:
+  """The paragraph's words as alternating plain and bold runs (bold ones upper-case if
+  `capital_bold`)."""
   runs: List[Tuple[List[str], bool]] = []
 
   def push(words: List[str], bold: bool) -> None:
@@ -835,40 +1403,12 @@ def _segments(paragraph: List[_Sentence], plan: _Plan) -> List[Tuple[List[str], 
       push(sentence.words, False)
       continue
     span = sentence.words[start:end]
-    if plan.capital_bold:
+    if capital_bold:
       span = [w.upper() for w in span]
     push(sentence.words[:start], False)
     push(span, True)
     push(sentence.words[end:], False)
   return runs
-
-
-def _render_nav(rng: random.Random, page: _Layout, plan: _Plan) -> None:
-  """The navigation bar: the site's name, then the menu, left to right; the cursor goes below."""
-  nav = _Box(0, 1200, 0, rng.randint(48, 64), leaf=0, font=14)
-  nav_font = rng.choice((12, 13, 14))
-  logo_font = rng.randint(18, 24)
-  x = float(page.left)
-  logo_width = len(" ".join(plan.site)) * logo_font * 0.55 + 10
-  page.add(plan.site, _Box(x, logo_width, 12, logo_font * 1.4, block=0, inline=1,
-                           font=logo_font, bold=rng.randint(0, 1)), nav)
-  x += logo_width + rng.randint(30, 60)
-  for word in plan.menu:
-    width = len(word) * nav_font * 0.6 + 24
-    page.add([word], _Box(min(x, 1150), width, 16, nav_font * 1.6, block=0, inline=1,
-                          font=nav_font), nav)
-    x += width + rng.randint(6, 14)
-  page.y = nav.height + rng.randint(24, 40)
-
-
-def _render_title(rng: random.Random, page: _Layout, plan: _Plan) -> None:
-  """The bold title heading and the byline."""
-  article = _Box(page.left, page.width, page.y - 8, 200, leaf=0, font=16)
-  page.node_id()  # containers consume ids
-  title_font = rng.randint(28, 40)
-  page.add(plan.title, page.run(plan.title, title_font, heading=1, bold=1), article)
-  page.y += 8
-  page.add(plan.byline, page.run(plan.byline, rng.choice((12, 13)), block=1), article)
 
 
 def _render_paragraph(page: _Layout, runs: List[Tuple[List[str], bool]], parent: _Box,
@@ -894,74 +1434,76 @@ def _render_paragraph(page: _Layout, runs: List[Tuple[List[str], bool]], parent:
     offset += chars + 1
 
 
-def _render_section(rng: random.Random, page: _Layout, plan: _Plan, section: _Section,
-                    body_font: float, heading_font: float) -> None:
-  """A section: its heading, its paragraphs and maybe an advert slot."""
-  page.y += rng.randint(24, 36)
-  page.node_id()
-  wrapper = _Box(page.left, page.width, page.y - 4, 60, leaf=0, font=body_font)
-  heading = [w.upper() for w in section.heading] if plan.capital_headings else section.heading
-  page.add(heading, page.run(heading, heading_font, heading=1, bold=1), wrapper)
-  for paragraph in section.paragraphs:
-    page.y += rng.randint(10, 16)
-    _render_paragraph(page, _segments(paragraph, plan), wrapper, body_font)
-  if section.advert:
-    page.y += 12
-    page.add(["Advertisement"], page.run(["Advertisement"], 11, block=1), wrapper)
-    page.y += rng.randint(90, 250)  # the advert's picture
+
+def _runs(block: _Block, p: _Page) -> List[Tuple[List[str], bool]]:
+  """The block's runs: fixed text, or its sentences as plain and bold runs."""
+  if block.slot == 0:
+    return block.runs
+  return _segments(block.sentences, p.capital_bold)
 
 
-def _render_related(rng: random.Random, page: _Layout, plan: _Plan) -> None:
-  """Related articles: a small heading, a list of links and maybe the newsletter line."""
-  page.y += rng.randint(30, 48)
-  page.node_id()
-  related = _Box(page.left, page.width, page.y - 4, 40 + 24 * len(plan.related), leaf=0,
-                 font=14)
-  page.add(plan.related_heading, page.run(plan.related_heading, 18, heading=1, bold=1), related)
-  for item in plan.related:
-    page.y += 4
-    page.add(item, page.run(item, 14, block=0, inline=1), related)
-  if plan.newsletter:
-    page.y += 16
-    page.add(plan.newsletter, page.run(plan.newsletter, 15, bold=rng.randint(0, 1)), related)
+def _style(p: _Page, name: str, fonts: Dict[str, int]) -> Tuple[str, int, int, int, int]:
+  """(mode, font, heading, bold, indent) of a style on this page (fonts drawn once a page)."""
+  mode, low, high, heading, bold, indent = _STYLES[name]
+  if name in _STYLE_CHANGES.get(p.family, {}):
+    low, high, heading, bold = _STYLE_CHANGES[p.family][name]
+  if name not in fonts:
+    fonts[name] = p.rng.randint(low, high)
+  return mode, fonts[name], heading, bold, indent
 
 
-def _render_footer(rng: random.Random, page: _Layout, plan: _Plan) -> None:
-  """The footer: small inline links on one or two rows."""
-  page.y += rng.randint(40, 60)
-  page.node_id()
-  footer = _Box(0, 1200, page.y - 16, rng.randint(80, 120), leaf=0, font=12)
-  x, font = float(page.left), rng.choice((11, 12))
-  for words in plan.footer:
+def _row(page: _Layout, items: Sequence[Sequence[str]], font: int, bold: int,
+         parent: _Box) -> None:
+  """Inline elements left to right, wrapping at the column's right edge."""
+  x, right = float(page.left), page.left + page.width
+  for words in items:
     width = len(" ".join(words)) * font * 0.55 + 16
-    if x + width > 1180:
+    if x + width > right and x > page.left:
       x, page.y = float(page.left), page.y + font * 1.8
-    page.add(words, _Box(x, width, page.y, font * 1.5, block=0, inline=1, font=font), footer)
-    x += width + 20
+    page.add(list(words), _Box(x, width, page.y, font * 1.5, block=0, inline=1,
+                                    font=font, bold=bold), parent)
+    x += width + 14
+  page.y += font * 1.8
 
 
-def _render(rng: random.Random, plan: _Plan) -> _Layout:
-  """Lays the page out, top to bottom; returns the words and elements."""
+def _render(rng: random.Random, p: _Page) -> _Layout:
+  """Lays the blocks out top to bottom, each in a container of its own."""
   page = _Layout(rng)
-  _render_nav(rng, page, plan)
-  _render_title(rng, page, plan)
-  body_font = rng.choice((14, 15, 16))
-  heading_font = rng.randint(20, 26)
-  for section in plan.sections:
-    _render_section(rng, page, plan, section, body_font, heading_font)
-  _render_related(rng, page, plan)
-  _render_footer(rng, page, plan)
+  page.y = float(rng.randint(8, 16))
+  fonts: Dict[str, int] = {}
+  left, width = page.left, page.width
+  for block in p.blocks:
+    runs = _runs(block, p)
+    if not runs:
+      continue
+    mode, font, heading, bold, indent = _style(p, block.style, fonts)
+    if heading and p.capital_headings and block.style != "title":
+      runs = [([w.upper() for w in words], b) for words, b in runs]
+    page.left = left + min(indent, width - 260)
+    page.width = width - min(indent, width - 260)
+    page.y += rng.randint(4, 12) + (14 if heading else 0)
+    page.node_id()  # the container takes an id
+    parent = _Box(page.left, page.width, page.y - 4, font * 3, leaf=0, font=font)
+    if mode == "row":
+      _row(page, [w for w, _ in runs], font, bold, parent)
+    elif mode == "text":
+      words = [w for run, _ in runs for w in run]
+      page.add(words, page.run(words, font, heading=heading, bold=bold), parent)
+    else:
+      _render_paragraph(page, runs, parent, font)
+  page.left, page.width = left, width
   return page
 
 
 # ----------------------------------------------------------------------------- records
 
 
-def _url(plan: _Plan, seed: int, index: int) -> str:
-  """A fresh url: the site's domain, a slug of the title and a digest of (seed, index)."""
-  digest = hashlib.sha1(f"synthetic-openkp:{seed}:{index}".encode("utf-8")).hexdigest()
-  domain = "".join(plan.site).lower()
-  slug = "-".join(w.lower() for w in plan.title[:6])
+def _url(p: _Page, split: str, seed: int, index: int) -> str:
+  """A fresh url: the site's domain, a slug of the title and a digest of (split, seed, index)."""
+  digest = hashlib.sha1(f"benchmark-openkp:{split}:{seed}:{index}".encode("utf-8")).hexdigest()
+  domain = "".join(p.site).lower()
+  title = next((b.runs[0][0] for b in p.blocks if b.style == "title"), ["page"])
+  slug = "-".join(w.lower() for w in title[:6])
   tld = (".com", ".net", ".org")[int(digest[-1], 16) % 3]
   return f"http://www.{domain}{tld}/{slug}-{digest[:10]}"
 
@@ -972,152 +1514,146 @@ def _check(condition: bool, message: str) -> None:
     raise AssertionError(message)
 
 
-def _page(rng: random.Random, seed: int, index: int, max_words: int,
-          names_from: lexicon.Lexicon) -> dict:
-  """One record in the official format, its names drawn from `names_from`."""
-  plan = _plan(rng, max_words, names_from)
-  layout = _render(rng, plan)
+def _record(rng: random.Random, family: str, names_from: lexicon.Lexicon, split: str,
+            seed: int, index: int, knobs: Preset) -> dict:
+  """One page in the official format."""
+  p = _plan(rng, family, names_from, knobs)
+  layout = _render(rng, p)
   words = layout.words
   _check(all(w and w.isalnum() and w.isascii() for w in words), "bad word")
-  _check(15 <= len(layout.elements) == _element_count(plan) <= MAX_PAGE_ELEMENTS,
-         f"{len(layout.elements)} elements")
-  _check(MIN_WORDS <= len(words) <= max_words, f"{len(words)} words")
+  _check(len(layout.elements) <= MAX_ELEMENTS, f"{len(layout.elements)} elements")
   vdom = []
   for node_id, (start, end, box, parent) in zip(layout.ids, layout.elements):
     vdom.append({"Id": node_id, "text": " ".join(words[start:end]),
                  "feature": box.features() + parent.features(), "start_idx": start,
                  "end_idx": end})
-  phrases = [list(_lower(plan.entities[k])) for k in plan.keys]
+  phrases = [list(_lower(p.entities[k])) for k in p.keys]
   lowered = [w.lower() for w in words]
   for phrase in phrases:
     _check(_contains(lowered, phrase), f"{phrase} not on the page")
-  return {"url": _url(plan, seed, index), "text": " ".join(words), "VDOM": json.dumps(vdom),
-          "KeyPhrases": phrases}
+  return {"url": _url(p, split, seed, index), "text": " ".join(words),
+          "VDOM": json.dumps(vdom), "KeyPhrases": phrases}
 
 
-# ----------------------------------------------------------------------------- public API
-
-
-def generate_pages(num: int, seed: int = 0, max_words: int = 700, empty_rate: float = 0.0,
-                   duplicate_rate: float = 0.0, names: str = "seen") -> List[dict]:
-  """Generates OpenKP-style pages.
+def generate_examples(num: int, seed: int = 0, split: str = "train", names: str = "seen",
+                      families: Optional[Sequence[str]] = None,
+                      preset: str = "benchmark") -> List[dict]:
+  """Generates OpenKP pages.
 
   Args:
-    num: How many records (lines).
-    seed: The same arguments give identical records; use different seeds for train and dev.
-    max_words: Upper bound on the words of a page (at least `MIN_MAX_WORDS`); pages have
-      about 150 words or more.
-    empty_rate: Chance that a record's `KeyPhrases` is `[]` (the page is unchanged).
-    duplicate_rate: Chance that a record (not the first) reuses the `url` of a random earlier
-      record, with its own fresh page, so readers can check that the last record wins.
-    names: "seen" names the entities from `LEXICON` (train, dev); "unseen" from
-      `UNSEEN_LEXICON`, none of whose words occurs on a "seen" page (the unseen splits). The
-      English words are the same either way.
+    num: How many records (lines), at least 0.
+    seed: The same arguments give identical records.
+    split: One of `SPLITS`; it only enters the urls (so splits never share a url).
+    names: "seen" names entities from `LEXICON`, "unseen" from `UNSEEN_LEXICON` (none of whose
+      words occurs with "seen").
+    families: The template families to draw pages from (each page picks one at random); None:
+      the preset's train families (`TRAIN_FAMILIES` for "benchmark").
+    preset: One of `PRESETS`: the page length distribution (and the default families).
 
   Returns:
-    A list of dicts with the official keys `url`, `text`, `VDOM` (a JSON string) and
-    `KeyPhrases` (lists of lower-case words).
+    Dicts with the official keys `url`, `text`, `VDOM` (a JSON string) and `KeyPhrases`.
 
   Raises:
-    ValueError: If `max_words` is below `MIN_MAX_WORDS`, a rate is outside [0, 1] or `names`
-      is not a key of `LEXICONS`.
+    ValueError: On a negative `num` or an unknown split, names, family or preset.
   """
-  if max_words < MIN_MAX_WORDS:
-    raise ValueError(f"max_words must be at least {MIN_MAX_WORDS}, got {max_words}")
-  for name, rate in (("empty_rate", empty_rate), ("duplicate_rate", duplicate_rate)):
-    if not 0.0 <= rate <= 1.0:
-      raise ValueError(f"{name} must be in [0, 1], got {rate}")
-  if names not in LEXICONS:
-    raise ValueError(f"names must be one of {sorted(LEXICONS)}, got {names!r}")
+  knobs = preset_settings(preset)
+  families = writer.check_generator_arguments(
+      num, split, SPLITS, names, NAMES, knobs.train_families if families is None else families,
+      FAMILIES)
   rng = random.Random(seed)
-  flags = random.Random(f"synthetic-openkp-flags:{seed}")
-  pages = []
-  for index in range(num):
-    page = _page(rng, seed, index, max_words, LEXICONS[names])
-    if flags.random() < empty_rate:
-      page["KeyPhrases"] = []
-    earlier = flags.randrange(index) if index else 0
-    if index and flags.random() < duplicate_rate:
-      page["url"] = pages[earlier]["url"]
-    pages.append(page)
-  return pages
+  lex = LEXICONS[names]
+  return [_record(rng, rng.choice(families), lex, split, seed, index, knobs)
+          for index in range(num)]
 
 
-def first_words_baseline(page: dict, k: int = 5) -> List[List[str]]:
-  """The first `k` words of the text as one-word phrases (lower-case)."""
-  return [[w.lower()] for w in page["text"].split(" ")[:k] if w]
+def _splits(num_train: int, num_dev: int, seed: int, train_families: Sequence[str],
+            knobs: Preset) -> Dict[str, Tuple[int, int, str, Tuple[str, ...]]]:
+  """Split -> (pages, seed, names, families)."""
+  plan = {"train": (num_train, "seen", tuple(train_families)),
+          "dev": (num_dev, "seen", knobs.train_families),
+          "dev_unseen": (num_dev, "unseen", knobs.train_families),
+          "dev_unseen_templates": (num_dev, "unseen", knobs.held_out_families),
+          "test_unseen_templates": (num_dev, "unseen", knobs.held_out_families)}
+  return {split: (num, seed + SEED_OFFSETS[split], names, families)
+          for split, (num, names, families) in plan.items()}
 
 
-def frequent_ngrams_baseline(page: dict, k: int = 5, max_n: int = 3) -> List[List[str]]:
-  """The task's frequent n-gram baseline on a raw record (tasks.openkp.baselines.top_ngrams)."""
-  return top_ngrams([w for w in page["text"].split(" ") if w], k, max_n)
+def _info(num_train: int, num_dev: int, seed: int, train_families: Sequence[str],
+          preset: str) -> dict:
+  """What the info file records. The benchmark preset's is the one written before the presets
+  (so its directories stay current); another preset's also names the preset."""
+  knobs = preset_settings(preset)
+  info = {"generator": "openkp_benchmark", "generator_version": GENERATOR_VERSION,
+          "num_train": num_train, "num_dev": num_dev, "seed": seed,
+          "train_families": list(train_families),
+          "held_out_families": list(knobs.held_out_families),
+          "split_seeds": {s: v[1] for s, v in _splits(num_train, num_dev, seed, train_families,
+                                                      knobs).items()}}
+  if preset != "benchmark":
+    info["preset"] = preset
+  return info
 
 
-def _splits(num_train: int, num_dev: int, seed: int) -> Dict[str, Tuple[int, int, str]]:
-  """Split name -> (pages, seed, names) in `write_dataset`'s order; each split draws from its
-  own generators, so adding a split never changes another."""
-  return {"train": (num_train, seed, "seen"),
-          "dev": (num_dev, seed + DEV_SEED_OFFSET, "seen"),
-          "dev_unseen": (num_dev, seed + UNSEEN_DEV_SEED_OFFSET, "unseen"),
-          "test_unseen": (num_dev, seed + UNSEEN_TEST_SEED_OFFSET, "unseen")}
+def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,
+                     train_families: Optional[Sequence[str]] = None,
+                     preset: str = "benchmark") -> Dict[str, str]:
+  """Writes the five splits as JSONL files unless `INFO_FILENAME` shows the same arguments.
 
+  train: seen names, the preset's train families; dev: the same from another seed;
+  dev_unseen: unseen names; dev_unseen_templates and test_unseen_templates: unseen names and
+  the preset's held-out families. Every split has its own seed (`SEED_OFFSETS`). Returns
+  {split: path}; the file names are the same for every preset, and a directory written with
+  another preset is rewritten.
 
-def _paths(directory: str) -> Dict[str, str]:
-  """Split name -> file path."""
-  return {split: os.path.join(directory, filename) for split, filename in SPLIT_FILENAMES.items()}
-
-
-def _info(num_train: int, num_dev: int, seed: int) -> dict:
-  """What the info file records about a dataset."""
-  splits = _splits(num_train, num_dev, seed)
-  return {"generator_version": GENERATOR_VERSION, "num_train": num_train, "num_dev": num_dev,
-          "seed": seed, "dev_seed": splits["dev"][1],
-          "unseen_dev_seed": splits["dev_unseen"][1],
-          "unseen_test_seed": splits["test_unseen"][1],
-          "unseen_lexicon_seed": _UNSEEN_LEXICON_SEED}
-
-
-def write_dataset(directory: str, num_train: int, num_dev: int,
-                  seed: int = 0) -> Dict[str, str]:
-  """Writes the train, dev and unseen-entity JSONL files, then `INFO_FILENAME` describing them.
-
-  Each file is written under a temporary name and renamed into place; the info file comes
-  last, so an interrupted run leaves no info file that matches.
-
-  Args:
-    directory: Output folder (created if missing).
-    num_train: Pages in the train file.
-    num_dev: Pages in the dev file and in each unseen split.
-    seed: Train seed; dev uses `seed + DEV_SEED_OFFSET`, "dev_unseen"
-      `seed + UNSEEN_DEV_SEED_OFFSET` and "test_unseen" `seed + UNSEEN_TEST_SEED_OFFSET`, the
-      last two with `names="unseen"`.
-
-  Returns:
-    {"train": path, "dev": path, "dev_unseen": path, "test_unseen": path}.
+  `train_families`: the families of the train split (None: the preset's; FAMILIES trains on
+  the held-out families too, the ablation that measures what holding them out costs).
   """
-  paths = _paths(directory)
-  for split, (num, split_seed, names) in _splits(num_train, num_dev, seed).items():
-    writer.write_jsonl(paths[split], generate_pages(num, split_seed, names=names))
-  writer.write_info(os.path.join(directory, INFO_FILENAME), _info(num_train, num_dev, seed))
+  knobs = preset_settings(preset)
+  for name, value in (("num_train", num_train), ("num_dev", num_dev)):
+    if not isinstance(value, int) or value < 1:
+      raise ValueError(f"{name} must be a positive integer, got {value!r}")
+  if train_families is None:
+    train_families = knobs.train_families
+  paths = {split: os.path.join(directory, name) for split, name in SPLIT_FILENAMES.items()}
+  info_path = os.path.join(directory, INFO_FILENAME)
+  info = _info(num_train, num_dev, seed, train_families, preset)
+  if writer.is_current(info_path, info, paths.values()):
+    return paths
+  for split, (num, split_seed, names, families) in _splits(num_train, num_dev, seed,
+                                                            train_families, knobs).items():
+    writer.write_jsonl(paths[split],
+                       generate_examples(num, split_seed, split, names, families, preset))
+  writer.write_info(info_path, info)
   return paths
 
 
-def ensure_demo_data(directory: str, num_train: int, num_dev: int,
-                     seed: int = 0) -> Dict[str, str]:
-  """Writes the dataset unless `INFO_FILENAME` shows the same arguments and version.
+def _percentile(values: Sequence[float], q: float) -> float:
+  """The nearest-rank q-quantile of the values."""
+  ordered = sorted(values)
+  return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
 
-  Args:
-    directory: Folder of the train, dev, unseen-entity and info files.
-    num_train: Pages in the train file.
-    num_dev: Pages in the dev file and in each unseen split.
-    seed: Train seed; the other splits' seeds are offsets of it (see `write_dataset`).
 
-  Returns:
-    {"train": path, "dev": path, "dev_unseen": path, "test_unseen": path}, as from
-    `write_dataset`.
-  """
-  paths = _paths(directory)
-  info_path = os.path.join(directory, INFO_FILENAME)
-  if writer.is_current(info_path, _info(num_train, num_dev, seed), paths.values()):
-    return paths
-  return write_dataset(directory, num_train, num_dev, seed)
+def length_statistics(records: Sequence[dict]) -> dict:
+  """Words per page (the whitespace tokens of `text`, all the model reads) and task counts."""
+  if not records:
+    raise ValueError("length_statistics needs at least one record")
+  words = [len(r["text"].split()) for r in records]
+  phrases = [len(r["KeyPhrases"]) for r in records]
+  lengths = [len(p) for r in records for p in r["KeyPhrases"]]
+  elements = [len(json.loads(r["VDOM"])) for r in records]
+  return {"items": len(records), "words_mean": sum(words) / len(words),
+          "words_median": _percentile(words, 0.5), "words_p90": _percentile(words, 0.9),
+          "words_max": max(words), "words_min": min(words),
+          "keyphrases_mean": sum(phrases) / len(phrases), "keyphrases_min": min(phrases),
+          "keyphrases_max": max(phrases),
+          "keyphrase_words_mean": sum(lengths) / max(1, len(lengths)),
+          "keyphrase_words_max": max(lengths, default=0),
+          "keyphrases_of_1_to_3_words": sum(n <= 3 for n in lengths) / max(1, len(lengths)),
+          "elements_median": _percentile(elements, 0.5), "elements_max": max(elements)}
+
+
+def family_templates(family: str) -> Tuple[str, ...]:
+  """The family's own sentence templates (mentions and voice), for the disjointness checks."""
+  if family not in FAMILIES:
+    raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
+  return MENTIONS[family] + VOICE[family]

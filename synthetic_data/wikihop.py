@@ -1,76 +1,94 @@
-"""Small synthetic WikiHop (QAngaroo v1.1) data in the official JSON format.
+"""Synthetic WikiHop (QAngaroo v1.1) data in the official JSON format: one generator, two presets.
 
-Why: tests and a CPU demo need WikiHop files without the real release. A raw file is one JSON
-array; every item is a dict with
-* `id`: "WH_train_0", "WH_dev_17", ... (the split is the prefix),
-* `query`: "<relation> <subject>", lower case, the relation's words joined by underscores,
-  e.g. "country_of_citizenship mara veldt",
-* `candidates`: 2 to `max_candidates` distinct lower-case entity names of the answer's kind,
-* `supports`: 2 to 8 short Wikipedia-like documents (1 to 5 sentences each, sentence case),
-* `answer`: one of the candidates,
-* `annotations` (dev only): three small annotator judgements, ignored by readers.
+Why: tests and the demo need WikiHop files without the real release, and a model trained on them
+should have to read: every answer is stated by the supports, in several independent ways of
+writing (template families), about names drawn afresh for every item.
 
-Each item is a small invented world of people, towns, regions, countries, companies and bodies
-of water, consistent within the item (a person's citizenship is the country of their birthplace,
-a town's country is the country of its region, ...). The names come from one fixed lexicon of
-invented words (its own seed, the same for every data seed), so a small WordPiece vocabulary
-covers train and dev alike, while the facts are drawn afresh for every item: answers must be
-read, not memorised. People, companies and bodies of water have two-word names; so do some
-towns and regions.
+Format: one JSON array per file; every item is a dict with `id` ("WH_<split>_<index>"), `query`
+("<relation> <subject>", lower case, the relation's words joined by underscores), `candidates`
+(distinct lower-case names of the answer's kind, shuffled), `supports` (Wikipedia-like
+documents), `answer` (one of the candidates) and, in every split but train, `annotations` (three
+small judgements, ignored by readers).
 
-The answer is stated by the supports with a cue phrase of its relation: in single-hop items one
-sentence links the subject to the answer ("Mara Veldt holds citizenship of Oskaria."); in
-two-hop items (share `two_hop_rate`) no sentence names both, and a bridge entity links them
-("Mara Veldt was born in Brenholt." and, in another document, "Brenholt is a town in
-Oskaria."). The other candidates are mentioned too: as the same relation's value for other
-subjects of the same kind (confusers), next to the subject in sentences with other cue phrases
-("Mara Veldt moved to Tessania in 1961."), in short documents about themselves, or in lists.
-In a good share of items some distractor is mentioned more often than the answer, so counting
-mentions (`most_mentioned_candidate`) is a weak baseline, while the stated facts still fix the
-answer uniquely. A few items are long (up to about 400 words) and a few candidates are never
-mentioned, as in the real data.
+Each item is a small invented world of people, towns, regions, countries, companies and bodies of
+water whose links are set once (a person's citizenship is the country of their birthplace, a
+town's country the country of its region, ...), so stated facts never disagree. The query is
+answered by one sentence (single hop) or through a bridge entity whose fact sits in another
+document (two hop, share TWO_HOP_RATE). The other candidates are the same relation's values for
+other subjects (confusers), stand next to the subject in near-miss sentences that share the
+question's relation words ("Mara Veldt's mother was born in ..."), in asides, lists and
+documents of their own; background prose states no fact. Counting mentions
+(`most_mentioned_candidate`) is a weak baseline.
 
-Splits about unseen entities: `UNSEEN_LEXICON` has pools shaped like `LEXICON`'s (its own
-seed) none of whose words is a word of `LEXICON`. Items generated with `names="unseen"` name only
-such entities (the English words of the templates, "Lake", "River" and the company suffixes stay
-shared), so no word of their names occurs in the train split: a model must read them, not
-remember them. `ensure_demo_data` writes two such splits next to train and dev, `dev_unseen` and
-`test_unseen` (laid out like dev: answers and annotations), while the "seen" dev keeps sharing
-the names of train, as the comparison.
+Template families: each has its own phrasing of the nine facts, its own document structure and
+its own distractor and list sentences:
+* "lead" (train): encyclopedia articles, facts in the lead sentences;
+* "infobox" (train): an infobox-like block of "Field: value." lines, then prose;
+* "narrative" (train): biographies and histories, facts buried mid-document, some split over
+  two sentences with a pronoun;
+* "stub" (held out): articles that end with their facts, other verbs and constructions;
+* "chronicle" (held out): dated histories, facts with years and dates, passive voice.
+No fact phrase of a held-out family occurs in a train family (tests check this).
 
-The same arguments always give identical items (one `random.Random(seed)`, fixed-order lists).
-Generate train and dev with different seeds: `write_dataset` uses `seed` and
-`seed + DEV_SEED_OFFSET`, and the unseen splits `seed + UNSEEN_DEV_SEED_OFFSET` and
-`seed + UNSEEN_TEST_SEED_OFFSET` (generators of their own: writing them leaves train and dev
-byte for byte as they were). Pure Python (standard library only): importing this module or
-generating items never loads TensorFlow.
+Presets (PRESETS; the same code with the few knobs of `Preset`):
+* "benchmark" (default): the real data's lengths (Welbl, Stenetorp & Riedel 2018, TACL: supports
+  per item median 11, mean 13.7, max 63; tokens per support median 91; candidates median 14,
+  max 79). Documents per item are log-normal (median 10, clipped to 3..40), raised to those the
+  facts need; words per document log-normal, median 80-88 by family, clipped to 25..480;
+  candidates log-normal, median 14, at most 60. Measured on 300 train items: words median
+  1,266, p90 2,759, max 4,971; supports median 11; words per support median 93; candidates
+  median 13. "Most mentioned candidate" scores about 0.25-0.37 (real WikiHop: about 0.30).
+  Train families TRAIN_FAMILIES, held out HELD_OUT_FAMILIES.
+* "short": about 5 documents of a fact or two, about 4 candidates, one confuser, in one train
+  family ("lead") and one held-out family ("stub"): items as long as the former short demo
+  generator's (measured on 300 train items: words mean 99, median 88; that generator's: 90
+  and 72), for fast tests and quick looks.
+
+Splits (SPLITS): `ensure_demo_data` writes train, dev and dev_unseen in the preset's train
+families and dev_unseen_templates and test_unseen_templates in its held-out families. Train and
+dev name entities from LEXICON; the other three from UNSEEN_LEXICON, none of whose words is a
+word of LEXICON, so a model must read those names, not remember them. Every split has its own
+`random.Random(seed + offset)`.
+
+Same arguments, same records (one `random.Random(seed)`, fixed-order lists, no `hash()`), in any
+process. Pure Python (standard library only); importing it never loads TensorFlow.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import random
 import re
+import statistics
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from synthetic_data import lexicon, writer
-from synthetic_data.lexicon import capitalise
+from synthetic_data.lexicon import MONTHS, capitalise
 
-GENERATOR_VERSION = 2  # 2: the unseen-entity splits (train and dev as in version 1)
+GENERATOR_VERSION = 1
+PRESETS = ("benchmark", "short")
+FAMILIES = ("lead", "infobox", "narrative", "stub", "chronicle")
+TRAIN_FAMILIES = FAMILIES[:3]  # the benchmark preset's (`Preset` has each preset's)
+HELD_OUT_FAMILIES = FAMILIES[3:]
+SPLITS = ("train", "dev", "dev_unseen", "dev_unseen_templates", "test_unseen_templates")
 DEV_SEED_OFFSET = 1_000_003
 UNSEEN_DEV_SEED_OFFSET = 2_000_003
-UNSEEN_TEST_SEED_OFFSET = 3_000_017
-TRAIN_FILENAME = "train.json"
-DEV_FILENAME = "dev.json"
-DEV_UNSEEN_FILENAME = "dev_unseen.json"
-TEST_UNSEEN_FILENAME = "test_unseen.json"
-SPLITS = ("train", "dev", "dev_unseen", "test_unseen")
-INFO_FILENAME = "synthetic_info.json"
-DEFAULT_MAX_CANDIDATES = 40
-MAX_SUPPORTS = 8
-MAX_SENTENCES = 5
-MAX_WORDS = 400
+# Each split: its seed offset, its names and whether it uses the held-out families.
+SPLIT_SETUP = {
+    "train": (0, "seen", False),
+    "dev": (DEV_SEED_OFFSET, "seen", False),
+    "dev_unseen": (UNSEEN_DEV_SEED_OFFSET, "unseen", False),
+    "dev_unseen_templates": (4_000_037, "unseen", True),
+    "test_unseen_templates": (5_000_011, "unseen", True),
+}
+INFO_FILENAME = "benchmark_info.json"
+TWO_HOP_RATE = 0.35
+MAX_CANDIDATES = 60
+MIN_SUPPORTS, MAX_SUPPORTS = 3, 40
+
+# ----------------------------------------------------------------------------- relations
 
 RELATIONS = (
     "country_of_citizenship",
@@ -83,7 +101,6 @@ RELATIONS = (
     "founded_by",
 )
 _ADMIN = "located_in_the_administrative_territorial_entity"
-
 # Stored links of the world: (relation, subject kind) -> object kind.
 BASE_RELATIONS = {
     ("place_of_birth", "person"): "town",
@@ -102,128 +119,544 @@ TWO_HOP_CHAINS = {
     (_ADMIN, "company"): ("headquarters_location", _ADMIN),
     ("country", "company"): ("headquarters_location", "country"),
 }
-# Sentences stating a fact: (relation, subject kind) -> templates with {s} subject, {o} object.
-# Their keys are the queries of single-hop items.
-FACT_TEMPLATES = {
-    ("country_of_citizenship", "person"): ("{s} holds citizenship of {o}.",
-                                           "{s} is a citizen of {o}."),
-    ("place_of_birth", "person"): ("{s} was born in {o}.", "{s} was born in the town of {o}."),
-    ("employer", "person"): ("{s} works for {o}.", "{s} was employed by {o}."),
-    (_ADMIN, "town"): ("{s} lies in the region of {o}.", "{s} belongs to the {o} region."),
-    ("country", "town"): ("{s} is a town in {o}.", "{s} is a market town in {o}."),
-    ("country", "region"): ("{s} is a region of {o}.", "{s} is a province of {o}."),
-    ("headquarters_location", "company"): ("{s} has its headquarters in {o}.",
-                                           "{s} is based in {o}."),
-    ("located_next_to_body_of_water", "town"): ("{s} lies on {o}.", "{s} was built beside {o}."),
-    ("founded_by", "company"): ("{s} was founded by {o}.", "{o} founded {s}."),
-}
-_ONE_HOP_QUERIES = tuple(FACT_TEMPLATES)
-_TWO_HOP_QUERIES = tuple(TWO_HOP_CHAINS)
+# The facts a sentence can state, (relation, subject kind): the queries of single-hop items.
+C = ("country_of_citizenship", "person")
+B = ("place_of_birth", "person")
+E = ("employer", "person")
+A = (_ADMIN, "town")
+CT = ("country", "town")
+CR = ("country", "region")
+H = ("headquarters_location", "company")
+W = ("located_next_to_body_of_water", "town")
+F = ("founded_by", "company")
+FACT_KEYS = (C, B, E, A, CT, CR, H, W, F)
 
-# Sentences with other cue phrases (never facts of the world): (subject kind, object kind) ->
-# templates. For every query there is one with the answer's kind, so a distractor can stand
-# next to the subject. {y} and {z} are years.
-NOISE_TEMPLATES = {
-    ("person", "country"): ("{s} moved to {o} in {y}.", "{s} spent a year in {o} in {y}."),
-    ("person", "town"): ("{s} studied in {o}.", "{s} died in {o} in {y}."),
-    ("person", "company"): ("{s} bought shares in {o}.", "{s} once wrote an article on {o}."),
-    ("person", "person"): ("{s} married {o} in {y}.",),
-    ("person", "region"): ("{s} travelled widely in {o}.",),
-    ("person", "water"): ("{s} liked to swim in {o}.",),
-    ("town", "town"): ("{s} is twinned with {o}.",),
-    ("town", "country"): ("{s} trades mainly with {o}.",),
-    ("town", "region"): ("Many visitors to {s} come from {o}.",),
-    ("town", "water"): ("A canal links {s} with {o}.",),
-    ("town", "person"): ("{o} opened a new school in {s} in {y}.",),
-    ("town", "company"): ("{o} runs a factory in {s}.",),
-    ("region", "region"): ("{s} borders {o}.",),
-    ("region", "country"): ("{s} has close ties with {o}.",),
-    ("region", "town"): ("{s} has a rail link to {o}.",),
-    ("region", "person"): ("{o} governed {s} from {y} to {z}.",),
-    ("region", "company"): ("{o} sponsors a football club in {s}.",),
-    ("country", "country"): ("{s} borders {o}.",),
-    ("country", "town"): ("{s} opened a consulate in {o} in {y}.",),
-    ("country", "company"): ("{o} exports goods to {s}.",),
-    ("company", "company"): ("{s} merged with {o} in {y}.",),
-    ("company", "town"): ("{s} opened an office in {o} in {y}.",),
-    ("company", "country"): ("{s} exports goods to {o}.",),
-    ("company", "person"): ("{o} led {s} from {y} to {z}.",),
-    ("company", "region"): ("{s} sells most of its goods in {o}.",),
-    ("company", "water"): ("{s} ran ferries on {o}.",),
-    ("water", "country"): ("{s} rises in {o}.",),
-    ("water", "water"): ("{s} drains into {o}.",),
-    ("water", "person"): ("{o} wrote a book about {s}.",),
-}
-# Lists of names of one kind; {y} is a year.
-LIST_TEMPLATES = {
-    "person": ("{list} attended the opening ceremony in {y}.",
-               "The guests in {y} included {list}."),
-    "town": ("The cycling tour of {y} passed through {list}.",
-             "A bus line connects {list}."),
-    "region": ("{list} took part in the regional games of {y}.",),
-    "country": ("Delegates from {list} met in {y}.", "The treaty of {y} was signed by {list}."),
-    "company": ("{list} exhibited at the trade fair of {y}.",),
-    "water": ("Anglers often fish in {list}.", "Visitors in {y} could take boat trips on {list}."),
-}
-# Sentences about one entity that name nothing else: {s} is the name (or a pronoun), {n} a
-# number, {y} a year, {w} a word from the kind's list.
-FILLER_TEMPLATES = {
-    "person": ("{s} wrote {n} books.", "{s} trained as a {w}.", "{s} retired in {y}.",
-               "{s} won a national prize in {y}.", "{s} spoke {n} languages."),
-    "town": ("{s} was first recorded in {y}.", "{s} had {n},{n}00 inhabitants in {y}.",
-             "{s} is known for its {w}.", "A market is held in {s} every week."),
-    "region": ("{s} covers {n}00 square kilometres.", "{s} is known for its {w}.",
-               "About {n}0,000 people live in {s}."),
-    "country": ("{s} became independent in {y}.", "{s} has about {n} million inhabitants.",
-                "The flag of {s} shows a {w}."),
-    "company": ("{s} was established in {y}.", "{s} employs about {n}00 people.",
-                "The best-known product of {s} is the {w}."),
-    "water": ("{s} is {n}0 kilometres long.", "{s} is home to many {w}."),
-}
-# Longer sentences of the same kind, used to pad the few long items.
-LONG_FILLER_TEMPLATES = {
-    "person": ("{s} spent several years travelling through the northern provinces, collecting "
-               "old songs and stories from farmers and fishermen.",
-               "In {y}, {s} gave a series of public lectures that drew large crowds and were "
-               "later printed as a small book."),
-    "town": ("{s} grew quickly after the railway arrived, and many of the old wooden houses near "
-             "the harbour were replaced by brick buildings.",
-             "Every summer {s} holds a music festival that attracts visitors from all over the "
-             "country and fills the small hotels."),
-    "region": ("The economy of {s} depends largely on farming, although tourism has grown "
-               "steadily since the new roads were opened in {y}.",),
-    "country": ("{s} is governed by an elected parliament with {n}0 members, which meets in a "
-                "large hall built in {y}.",),
-    "company": ("{s} began as a small family workshop and grew into one of the largest "
-                "employers in the area within a few decades.",
-                "During the hard years after {y}, {s} survived by making simple tools and spare "
-                "parts for farmers."),
-    "water": ("{s} freezes in most winters, and the ice is often thick enough for skating for "
-              "several weeks each year.",),
-}
-_FILLER_WORDS = {
-    "person": ("painter", "poet", "chemist", "composer", "surgeon", "cartographer", "tailor"),
-    "town": ("clock tower", "stone bridge", "wool market", "salt mill", "rose garden"),
-    "region": ("vineyards", "apples", "cheese", "forests", "hot springs", "marble"),
-    "country": ("white star", "red lion", "green oak", "golden sun", "blue wave"),
-    "company": ("lamp", "loom", "kettle", "radio", "bicycle", "stove", "camera"),
-    "water": ("trout", "pike", "herons", "otters", "swans", "eels"),
-}
-COMPANY_SUFFIXES = ("Works", "Mills", "Foundry", "Press", "Motors", "Textiles", "Shipping")
+# ----------------------------------------------------------------------------- fact templates
+# {s} the subject's name, {o} the object's name, {t} the document's topic named in its header
+# (infobox fields), {P}/{pos} the subject's pronoun/possessive, {y} a year, {date} a date.
 
-# Generation knobs (shares of items unless said otherwise).
-_LARGE_RATE = 0.1  # items with 13 to max_candidates candidates
-_LONG_RATE = 0.06  # items padded towards MAX_WORDS with filler sentences
-_POPULAR_RATE = 0.45  # items where one distractor gets a document of its own
-_ANSWER_DOC_RATE = 0.3  # items where the answer gets a document of its own
-_NEAR_SUBJECT_RATE = 0.45  # items with a distractor next to the subject (another cue phrase)
-_SHARED_ANSWER_RATE = 0.15  # items where a confuser shares the answer
-_ANSWER_IN_LIST_RATE = 0.3  # items with a list that also names the answer
-_UNMENTIONED_RATE = 0.035  # distractors left out of the supports
+FACT_TEMPLATES: Dict[str, Dict[Tuple[str, str], Tuple[str, ...]]] = {
+    "lead": {
+        C: ("{s} holds citizenship of {o}.", "{s} is a citizen of {o}."),
+        B: ("{s} was born in {o}.", "{s} was born in the town of {o}."),
+        E: ("{s} works for {o}.", "{s} was employed by {o}."),
+        A: ("{s} lies in the region of {o}.", "{s} belongs to the {o} region."),
+        CT: ("{s} is a town in {o}.", "{s} is a market town in {o}."),
+        CR: ("{s} is a region of {o}.", "{s} is a province of {o}."),
+        H: ("{s} has its headquarters in {o}.", "{s} is based in {o}."),
+        W: ("{s} lies on {o}.", "{s} was built beside {o}."),
+        F: ("{s} was founded by {o}.", "{s} was created by {o}."),
+    },
+    "infobox": {
+        C: ("{t}Citizenship: {o}.", "{t}Nationality: {o}."),
+        B: ("{t}Place of birth: {o}.", "{t}Birthplace: {o}."),
+        E: ("{t}Employer: {o}.", "{t}Works at: {o}."),
+        A: ("{t}Administrative region: {o}.", "{t}Region: {o}."),
+        CT: ("{t}Country: {o}.",),
+        CR: ("{t}Country: {o}.", "{t}Sovereign state: {o}."),
+        H: ("{t}Headquarters: {o}.", "{t}Head office: {o}."),
+        W: ("{t}Body of water: {o}.", "{t}On the shore of: {o}."),
+        F: ("{t}Founder: {o}.", "{t}Founded by: {o}."),
+    },
+    "narrative": {
+        C: ("{s} lived abroad for many years. {P} nevertheless remained a national of {o}.",
+            "{o} counts {s} among its nationals."),
+        B: ("{o} is the birthplace of {s}.", "{s} is a native of the town of {o}."),
+        E: ("{s} earned {pos} living at {o}.",
+            "{s} joined the staff of {o} and stayed there for the rest of {pos} career."),
+        A: ("{s} is administered as part of {o}.",
+            "{s} falls under the authority of the regional council of {o}."),
+        CT: ("{s} is one of the towns of {o}.", "{s} counts as a municipality of {o}."),
+        CR: ("{s} forms part of the territory of {o}.",
+             "{o} administers {s} as one of its provinces."),
+        H: ("{s} is run from offices in {o}.", "{o} is home to the main offices of {s}."),
+        W: ("{s} stands on the banks of {o}.",
+            "{s} is a quiet place. {P} grew up along {o}."),
+        F: ("{s} was started by {o}.", "{o} set up {s} with borrowed money."),
+    },
+    "stub": {
+        C: ("{s} became a naturalised subject of {o}.", "{s} owes allegiance to {o}."),
+        B: ("{s} first drew breath in {o}.", "The birth of {s} took place in {o}."),
+        E: ("{s} is on the payroll of {o}.", "{s} draws a salary from {o}."),
+        A: ("{s} is a community within {o}.", "{s} comes under the {o} district council."),
+        CT: ("{s} is a settlement in the state of {o}.", "{s} is a township in the nation of {o}."),
+        CR: ("{s} is a county-level division of {o}.",
+             "{s} is one of the states that make up {o}."),
+        H: ("{s} is managed from {o}.", "{s} has its seat in {o}."),
+        W: ("{s} overlooks {o}.", "{s} is a port on {o}."),
+        F: ("{s} is the creation of {o}.", "{s} began as a venture of {o}."),
+    },
+    "chronicle": {
+        C: ("From {y} onwards {s} carried the passport of {o}.",
+            "Since {y}, {s} has been registered on the civil rolls of {o}."),
+        B: ("{s} entered the world on {date} in {o}.",
+            "{s} was delivered into the world on {date} at {o}."),
+        E: ("In {y} {s} signed a contract with {o}, and {p} still serves the firm.",
+            "From {y}, {s} has been on the staff of {o}."),
+        A: ("Since the reform of {y}, {s} has been governed as a district of {o}.",
+            "By a decree of {y}, {s} was placed under the rule of {o}."),
+        CT: ("Since {y}, {s} has been a borough of {o}.",
+             "In {y} {s} was incorporated as a borough of {o}."),
+        CR: ("In {y}, {s} was annexed by {o}, which still rules it.",
+             "Since {y}, {s} has been a federal state of {o}."),
+        H: ("In {y}, {s} relocated its main seat to {o}, where it remains.",
+            "Since {y} the management of {s} has sat in {o}."),
+        W: ("Since its charter of {y}, {s} has fronted {o}.",
+            "In {y} {s} was laid out at the water's edge of {o}."),
+        F: ("In {y}, {o} launched {s}.", "{s} was brought into being in {y} by {o}."),
+    },
+}
+
+# Distractors that share the question's relation words: (relation, subject kind) -> sentences
+# naming the subject ({s}) and an entity of the answer's kind ({o}) that state no fact.
+NEAR_MISS_TEMPLATES: Dict[str, Dict[Tuple[str, str], Tuple[str, ...]]] = {
+    "lead": {
+        C: ("{s} once studied the citizenship rules of {o}.",),
+        B: ("{s}'s mother was born in {o}.",),
+        E: ("{s} turned down a job offer from {o}.",),
+        A: ("{s} trades mostly with the region of {o}.",),
+        CT: ("{s} is twinned with a town in {o}.",),
+        CR: ("{s} has long competed with {o} for tourists.",),
+        H: ("{s} opened a sales office in {o} in {y}.",),
+        W: ("Anglers from {s} often travel to {o}.",),
+        F: ("{o} bought a large share of {s} in {y}.",),
+        (_ADMIN, "company"): ("{s} pays local taxes to the region of {o} for a depot.",),
+        ("country", "company"): ("{s} does much of its business in {o}.",),
+    },
+    "infobox": {
+        C: ("{t}Visa issued by: {o}.",),
+        B: ("{t}Birthplace of spouse: {o}.",),
+        E: ("{t}Rejected offer from: {o}.",),
+        A: ("{t}Neighbouring region: {o}.",),
+        CT: ("{t}Trading partner: {o}.",),
+        CR: ("{t}Neighbouring country: {o}.",),
+        H: ("{t}Branch office: {o}.",),
+        W: ("{t}Fishing rights on: {o}.",),
+        F: ("{t}Chairman: {o}.",),
+        (_ADMIN, "company"): ("{t}Sales region: {o}.",),
+        ("country", "company"): ("{t}Largest customer country: {o}.",),
+    },
+    "narrative": {
+        C: ("{s} spent a long winter in {o} but never settled there.",),
+        B: ("The father of {s} came from {o}, a place {s} rarely visited.",),
+        E: ("{s} once applied for a post at {o} and was turned away.",),
+        A: ("Many families of {s} moved to {o} after the war.",),
+        CT: ("The railway from {s} runs on towards {o}.",),
+        CR: ("Farmers of {s} sell much of their grain to {o}.",),
+        H: ("A warehouse of {s} stood for a time in {o}.",),
+        W: ("The people of {s} go on day trips to {o}.",),
+        F: ("For a few years {o} sat on the board of {s}.",),
+        (_ADMIN, "company"): ("Lorries of {s} cross {o} every day.",),
+        ("country", "company"): ("Much of the profit of {s} comes from sales in {o}.",),
+    },
+    "stub": {
+        C: ("{s} was refused a residence permit by {o}.",),
+        B: ("{s} has an elder sister who first drew breath in {o}.",),
+        E: ("{s} was once a customer of {o}.",),
+        A: ("{s} sends pupils to schools in {o}.",),
+        CT: ("{s} imports coal from {o}.",),
+        CR: ("{s} signed a water treaty with {o}.",),
+        H: ("{s} keeps a small depot in {o}.",),
+        W: ("Boats built in {s} are sold on {o}.",),
+        F: ("{o} wrote a critical history of {s}.",),
+        (_ADMIN, "company"): ("{s} advertises on radio in {o}.",),
+        ("country", "company"): ("{s} sells spare parts in {o}.",),
+    },
+    "chronicle": {
+        C: ("In {y} {s} was denied entry to {o}.",),
+        B: ("In {y} the only child of {s} was delivered in {o}.",),
+        E: ("In {y} {s} briefly advised {o} on a single project.",),
+        A: ("In {y} a flood forced many people of {s} to flee to {o}.",),
+        CT: ("In {y} a trade fair of {s} was held in {o}.",),
+        CR: ("In {y} {s} lent a large sum of money to {o}.",),
+        H: ("In {y} {s} rented a storeroom in {o}.",),
+        W: ("In {y} rowers from {s} won a race on {o}.",),
+        F: ("In {y} {o} tried and failed to buy {s}.",),
+        (_ADMIN, "company"): ("In {y} {s} sponsored a cycling race through {o}.",),
+        ("country", "company"): ("In {y} {s} won a large order from {o}.",),
+    },
+}
+
+# Sentences naming a document's topic ({s}) and another entity ({o}) with cue phrases of no
+# relation of the queries: the plain distractors of each family, by (topic class, object kind);
+# "agent" topics are people and companies, "place" topics towns, regions and countries, and
+# rivers and lakes have a few sentences for any object (none that puts the water next to it).
+NOISE_TEMPLATES: Dict[str, Dict[Tuple[str, str], Tuple[str, ...]]] = {
+    "lead": {
+        ("agent", "person"): ("{s} is often mentioned together with {o}.",
+                              "{s} once hired {o} as an adviser."),
+        ("agent", "town"): ("{s} spent a summer in {o} in {y}.",
+                            "{s} gave a public talk in {o} in {y}."),
+        ("agent", "region"): ("{s} toured {o} in {y}.", "{s} has many admirers in {o}."),
+        ("agent", "country"): ("{s} received an award from {o} in {y}.",
+                               "{s} is well known in {o}."),
+        ("agent", "company"): ("{s} buys paper and ink from {o}.",
+                               "{s} has a supply deal with {o}."),
+        ("agent", "water"): ("{s} organised a boat race on {o} in {y}.",
+                             "{s} paid for a study of fish in {o}."),
+        ("place", "person"): ("A statue of {o} stands in {s}.",
+                              "{o} gave a famous speech in {s} in {y}."),
+        ("place", "town"): ("{s} has a bus link to {o}.", "Visitors to {s} often continue to {o}."),
+        ("place", "region"): ("{s} shares a football league with {o}.",
+                              "A long hiking trail leads from {s} to {o}."),
+        ("place", "country"): ("{s} received a trade delegation from {o} in {y}.",
+                               "{s} is popular with tourists from {o}."),
+        ("place", "company"): ("{o} runs a small shop in {s}.",
+                               "{o} sponsors the sports club of {s}."),
+        ("place", "water"): ("Postcards of {o} are sold everywhere in {s}.",
+                             "A canal project would have joined {s} to {o}."),
+        ("water", "any"): ("An old song about {s} also mentions {o}.",
+                             "A painting of {s} was bought by a collector from {o}."),
+    },
+    "infobox": {
+        ("agent", "person"): ("{t}Associated people: {o}.", "{s} exchanged letters with {o}."),
+        ("agent", "town"): ("{t}Residence: {o}.", "{s} kept a holiday flat in {o}."),
+        ("agent", "region"): ("{t}Area of activity: {o}.", "{s} often worked in {o}."),
+        ("agent", "country"): ("{t}Honours from: {o}.",
+                               "{s} was received by the president of {o}."),
+        ("agent", "company"): ("{t}Main supplier: {o}.", "{s} sponsors an exhibition by {o}."),
+        ("agent", "water"): ("{t}Favourite water: {o}.", "{s} printed a map of {o} in {y}."),
+        ("place", "person"): ("{t}Notable visitor: {o}.", "{o} opened the new library of {s}."),
+        ("place", "town"): ("{t}Partner town: {o}.", "{s} sends a choir to {o} every spring."),
+        ("place", "region"): ("{t}Adjacent area: {o}.", "{s} runs a joint museum with {o}."),
+        ("place", "country"): ("{t}Export market: {o}.", "{s} was visited by a minister from {o}."),
+        ("place", "company"): ("{t}Main sponsor: {o}.", "{o} built a warehouse in {s}."),
+        ("place", "water"): ("{t}Nearby water: {o}.", "{s} printed a map of {o} in {y}."),
+        ("water", "any"): ("{t}Mentioned with: {o}.",
+                             "A guidebook describes {s} together with {o}."),
+    },
+    "narrative": {
+        ("agent", "person"): ("Years later {s} met {o} at a wedding.",
+                              "{s} and {o} argued about music for a whole evening."),
+        ("agent", "town"): ("One winter {s} stayed in {o} with old friends.",
+                            "A journey to {o} left a deep mark on {s}."),
+        ("agent", "region"): ("{s} spent long holidays walking in {o}.",
+                              "For years, stories from {o} fascinated {s}."),
+        ("agent", "country"): ("A traveller from {o} wrote a warm account of {s}.",
+                               "Newspapers in {o} reported on {s} in {y}."),
+        ("agent", "company"): ("For a while {s} bought all its tools from {o}.",
+                               "An advertisement for {o} once made {s} laugh."),
+        ("agent", "water"): ("{s} loved to row on {o} in the early morning.",
+                             "A trip down {o} changed the plans of {s}."),
+        ("place", "person"): ("Old people in {s} still remember a visit by {o}.",
+                              "{o} painted the market square of {s}."),
+        ("place", "town"): ("One summer {s} hosted a fair where traders from {o} sold cloth.",
+                            "A storm once cut the road between {s} and {o}."),
+        ("place", "region"): ("Pilgrims on their way to {o} often stop near {s}.",
+                              "Herders drive their sheep from {s} into {o} each spring."),
+        ("place", "country"): ("A traveller from {o} wrote a warm account of {s}.",
+                               "Newspapers in {o} reported on {s} in {y}."),
+        ("place", "company"): ("Trucks of {o} can often be seen around {s}.",
+                               "An advertisement for {o} once caused a stir in {s}."),
+        ("place", "water"): ("Old songs of {s} tell of floods on {o}.",
+                             "Paintings of {o} are a favourite theme around {s}."),
+        ("water", "any"): ("Fishermen on {s} like to tell stories about {o}.",
+                             "A long poem about {s} ends with a nod to {o}."),
+    },
+    "stub": {
+        ("agent", "person"): ("{s} was praised by {o}.", "{s} is the subject of a poem by {o}."),
+        ("agent", "town"): ("{s} has a studio in {o}.", "{s} exhibits regularly in {o}."),
+        ("agent", "region"): ("{s} is popular in {o}.", "{s} has a fan club in {o}."),
+        ("agent", "country"): ("{s} imports wine from {o}.",
+                               "{s} appears in a travel guide of {o}."),
+        ("agent", "company"): ("{s} rents machines from {o}.", "{s} has shares in {o}."),
+        ("agent", "water"): ("{s} owns a boat on {o}.", "{s} holds a photo contest about {o}."),
+        ("place", "person"): ("{s} has a street named after {o}.",
+                              "{s} is praised in a song by {o}."),
+        ("place", "town"): ("{s} is on a cycle route to {o}.", "{s} shares a hospital with {o}."),
+        ("place", "region"): ("{s} has a ferry service to {o}.", "{s} hosts a festival with {o}."),
+        ("place", "country"): ("{s} imports wine from {o}.",
+                               "{s} appears in a travel guide of {o}."),
+        ("place", "company"): ("{s} buys buses from {o}.", "{s} hosts a shop of {o}."),
+        ("place", "water"): ("{s} has a view of {o} on clear days.",
+                             "{s} holds a photo contest about {o}."),
+        ("water", "any"): ("{s} is named in a song about {o}.",
+                             "{s} is shown on a stamp issued for {o}."),
+    },
+    "chronicle": {
+        ("agent", "person"): ("In {y} {s} shared a stage with {o}.",
+                              "In {y} {s} received a letter from {o}."),
+        ("agent", "town"): ("In {y} {s} opened a small exhibition in {o}.",
+                            "In {y} {s} was honoured by the mayor of {o}."),
+        ("agent", "region"): ("In {y} {s} made a long tour of {o}.",
+                              "In {y} {s} gave money to schools in {o}."),
+        ("agent", "country"): ("In {y} envoys from {o} met {s}.",
+                               "In {y} {s} received a medal from {o}."),
+        ("agent", "company"): ("In {y} {s} ordered machines from {o}.",
+                               "In {y} {s} was audited by {o}."),
+        ("agent", "water"): ("In {y} a survey of {o} was paid for by {s}.",
+                             "In {y} a regatta on {o} was sponsored by {s}."),
+        ("place", "person"): ("In {y} {o} planted an oak in {s}.", "In {y} {o} spoke in {s}."),
+        ("place", "town"): ("In {y} a new road joined {s} to {o}.",
+                            "In {y} {s} sent relief to {o}."),
+        ("place", "region"): ("In {y} {s} and {o} held joint games.",
+                              "In {y} {s} signed a pact with {o}."),
+        ("place", "country"): ("In {y} envoys from {o} toured {s}.",
+                               "In {y} {s} hosted students from {o}."),
+        ("place", "company"): ("In {y} {o} opened a branch in {s}.",
+                               "In {y} {o} paved the square of {s}."),
+        ("place", "water"): ("In {y} a survey of {o} was paid for by {s}.",
+                             "In {y} a regatta on {o} was held for {s}."),
+        ("water", "any"): ("In {y} a report on {s} also dealt with {o}.",
+                             "In {y} an exhibition about {s} toured {o}."),
+    },
+}
+
+# Sentences listing several entities of one kind ({list}).
+LIST_TEMPLATES: Dict[str, Tuple[str, ...]] = {
+    "lead": ("Other places and people mentioned in the same survey include {list}.",
+             "The same article also lists {list}."),
+    "infobox": ("See also: {list}.", "Related entries: {list}."),
+    "narrative": ("Over the years the story touched many others, among them {list}.",
+                  "Travellers of the time spoke of {list} in one breath."),
+    "stub": ("Compare {list}.", "Similar entries cover {list}."),
+    "chronicle": ("In {y} a joint report named {list}.", "The records of {y} mention {list}."),
+}
+
+# Infobox fields that name no other entity, per kind ({n}, {y}, {w} as in the fillers).
+INFOBOX_FIELDS = {
+    "person": ("Occupation: {w}.", "Years active: {y} to {y2}.", "Known for: {thing}.",
+               "Height: 1.{n}5 m.", "Hobbies: {hobby}."),
+    "town": ("Elevation: {n}{n}0 m.", "Area: {n}{n} square kilometres.",
+             "Postal code: {n}{n}{n}{n}.", "Dialling code: 0{n}{n}{n}."),
+    "region": ("Number of towns: {n}{n}.", "Highest point: {n},{n}00 m.", "Time zone: UTC+{n}.",
+               "Main crops: {product}."),
+    "country": ("Calling code: +{n}{n}.", "Time zone: UTC+{n}.", "Driving side: right.",
+                "Internet domain: two letters."),
+    "company": ("Established: {y}.", "Products: {w}s.", "Revenue: {n}{n} million.",
+                "Legal form: limited company."),
+    "water": ("Wildlife: {animal}.", "Basin size: {n},{n}00 square kilometres.",
+              "Average flow: {n}{n}0 cubic metres per second."),
+}
+
+# ----------------------------------------------------------------------------- background prose
+# Sentences about one entity that name nothing else and state no fact of any family. {S} is the
+# topic's name or pronoun at the start of a sentence, {s} its name elsewhere, {pos} its
+# possessive; the other slots are numbers, years and words of the lists below.
+
+FILLER_TEMPLATES: Dict[str, Tuple[str, ...]] = {
+    "person": (
+        "{S} trained as a {w} before turning to {thing}.",
+        "{S} wrote {n} books, most of them about {thing}.",
+        "{S} retired in {y} and spent {pos} last years in a small house with a garden.",
+        "{S} won a national prize for {thing} in {y}.",
+        "{S} spoke {n} languages and translated several old plays.",
+        "As a young {w}, {s} worked long hours for very little money.",
+        "{S} was known among friends for a dry sense of humour and a love of long walks.",
+        "In {y}, {s} gave a series of public lectures that drew large crowds.",
+        "Critics have praised {pos} early work on {thing} as careful and original.",
+        "{S} kept detailed diaries, which were printed many years after {pos} death.",
+        "During the war years {s} stopped working and helped to run a soup kitchen.",
+        "{S} married in {y} and had {n} children.",
+        "Later in life {s} took up {hobby} and became quite good at it.",
+        "{S} often said that {pos} interest in {thing} began with a book from a market stall.",
+        "A short film about {pos} life was made in {y}.",
+        "{S} served for {n} years on the committee of a local {w}s' society.",
+        "Students remember {s} as a patient and demanding teacher.",
+        "In {y}, {s} suffered a long illness but recovered and went back to work.",
+        "{S} travelled widely and collected old coins, prints and letters.",
+        "Several of {pos} letters survive in a public archive.",
+        "{S} was a keen supporter of {hobby} clubs for young people.",
+        "{S} rarely gave interviews and disliked being photographed.",
+        "The best-known work of {s} is a long study of {thing}.",
+        "For a time {s} ran a small shop that sold books and old maps.",
+    ),
+    "town": (
+        "{S} was first recorded in {y}.",
+        "{S} had about {n},{n}00 inhabitants at the last count.",
+        "{S} is known for its {sight} and its weekly market.",
+        "The old centre of {s} has narrow streets and many timber houses.",
+        "{S} grew quickly after the railway arrived in {y}.",
+        "A large fire destroyed much of {s} in {y}, and the centre was rebuilt in stone.",
+        "Every summer {s} holds a music festival that fills the small hotels.",
+        "The main church of {s} has a tall tower and a painted ceiling.",
+        "Local people in {s} still make {craft} by hand.",
+        "{S} has a primary school, a library and a small hospital.",
+        "The economy of {s} depends on {trade} and a few small workshops.",
+        "Many of the younger people of {s} leave to study elsewhere.",
+        "{S} is surrounded by fields, orchards and low hills.",
+        "The town hall of {s} dates from {y}.",
+        "A local museum in {s} shows old tools, costumes and photographs.",
+        "Winters in {s} are cold and summers are short but warm.",
+        "The football club of {s} plays in a small stadium near the station.",
+        "In {y}, a new bridge gave {s} a better road to the outside world.",
+        "{S} has a long tradition of {craft} and {trade}.",
+        "The population of {s} fell by a third during the {n}0s.",
+        "A walking path circles the old walls of {s}.",
+        "Tourists come to {s} mainly for its {sight}.",
+    ),
+    "region": (
+        "{S} covers about {n},{n}00 square kilometres.",
+        "About {n}{n}0,000 people live in {s}.",
+        "{S} is known for its {product} and its {sight}s.",
+        "The landscape of {s} is mostly hills, forests and small lakes.",
+        "Farming has long been the main source of income in {s}.",
+        "The council of {s} meets {n} times a year.",
+        "Tourism in {s} has grown steadily since new roads were opened in {y}.",
+        "{S} has a mild climate and long, dry summers.",
+        "Several old castles can be visited in {s}.",
+        "{S} is divided into {n}{n} districts.",
+        "The dialect spoken in {s} differs from the standard language in many words.",
+        "The largest employer in {s} is the public health service.",
+        "Much of {s} was covered by forest until the {n}th century.",
+        "A regional newspaper has been printed in {s} since {y}.",
+        "{S} has its own flag, which shows a {w} on a green field.",
+        "Winter sports are popular in the higher parts of {s}.",
+        "The road network of {s} was rebuilt after heavy floods in {y}.",
+        "Many people in {s} work in {trade}.",
+    ),
+    "country": (
+        "{S} became independent in {y}.",
+        "{S} has about {n}.{n} million inhabitants.",
+        "The flag of {s} shows a {w} on a plain field.",
+        "{S} is governed by an elected parliament of {n}{n}0 members.",
+        "The currency of {s} has been replaced {n} times since {y}.",
+        "Most of the people of {s} live in the lowlands.",
+        "{S} exports mainly {product} and machinery.",
+        "The national holiday of {s} is celebrated in {m}.",
+        "{S} has a long coastline with many small islands.",
+        "Education in {s} is free up to the age of eighteen.",
+        "The highest mountain of {s} rises to about {n},{n}00 metres.",
+        "{S} has {n} official languages.",
+        "A new constitution was adopted in {s} in {y}.",
+        "The economy of {s} grew fast during the {n}0s.",
+        "{S} is known abroad for its {product} and its folk music.",
+        "The capital of {s} has a large old fortress on a hill.",
+        "Football is the most popular sport in {s}.",
+        "Large parts of {s} are covered by forest.",
+    ),
+    "company": (
+        "{S} employs about {n},{n}00 people.",
+        "The best-known product of {s} is a {w}.",
+        "{S} began as a small family workshop that made {w}s.",
+        "{S} grew into one of the larger firms of its kind within a few decades.",
+        "During hard years after {y}, {s} survived by making spare parts for farmers.",
+        "{S} was listed on the stock exchange in {y}.",
+        "{S} sells its goods in more than {n}{n} markets.",
+        "A new factory of {s} opened in {y} and doubled its output.",
+        "{S} is known for its careful work and long guarantees.",
+        "In {y}, {s} launched a cheaper {w} that sold very well.",
+        "The logo of {s} shows a stylised {w}.",
+        "{S} has a museum that tells its history through old machines and posters.",
+        "{S} spends a large share of its income on research.",
+        "Workers at {s} went on strike for better pay in {y}.",
+        "{S} almost went bankrupt in the {n}0s.",
+        "Today {s} makes {w}s, {w2}s and spare parts.",
+        "{S} has won several design prizes.",
+        "The {y} annual report of {s} showed a record profit.",
+    ),
+    "water": (
+        "{S} is about {n}{n}0 kilometres long.",
+        "{S} is home to many {animal}.",
+        "{S} freezes in most winters.",
+        "In dry summers the level of {s} drops sharply.",
+        "{S} is popular with anglers, swimmers and canoeists.",
+        "The water of {s} is clear and cold.",
+        "Old mills once stood along {s}.",
+        "{S} floods in spring after the snow melts.",
+        "The name {s} is thought to come from an old word for water.",
+        "Birdwatchers come to {s} to see {animal} in autumn.",
+        "A nature reserve protects part of {s}.",
+        "Steamboats carried passengers on {s} until {y}.",
+        "The depth of {s} reaches about {n}{n} metres in places.",
+        "{S} was badly polluted in the {n}0s but has since recovered.",
+        "Paddle tours on {s} run from {m} to September.",
+        "{S} appears in many local legends.",
+    ),
+}
+# Sentences that name no entity at all (list documents and a little variety elsewhere).
+GENERIC_FILLER = (
+    "The figures come from a survey carried out in {y}.",
+    "Much of this information was collected by local historians.",
+    "Some of the older records were lost in a fire in {y}.",
+    "The area has changed a great deal over the last hundred years.",
+    "Roads, schools and a small hospital were built in the {n}0s.",
+    "Many visitors arrive in the summer months.",
+    "Prices for land rose sharply after {y}.",
+    "A number of old photographs from this period survive.",
+    "Local newspapers covered these events in great detail.",
+    "The weather in {m} is usually mild.",
+    "Several smaller projects were never finished.",
+    "The exact dates are disputed by historians.",
+)
+_WORDS = {
+    "w": {"person": ("painter", "poet", "chemist", "composer", "surgeon", "cartographer",
+                     "tailor", "teacher", "lawyer", "engineer", "architect", "journalist"),
+          "region": ("red lion", "golden wheel", "white tower", "blue fish"),
+          "country": ("white star", "red lion", "green oak", "golden sun", "blue wave"),
+          "company": ("lamp", "loom", "kettle", "radio", "bicycle", "stove", "camera", "clock"),
+          "water": ("trout", "pike", "eels", "perch")},
+    "thing": ("folk songs", "old churches", "river birds", "mountain plants", "glass making",
+              "early printing", "sea charts", "clock making", "weaving", "bee keeping"),
+    "hobby": ("chess", "rowing", "gardening", "sailing", "cycling", "painting"),
+    "sight": ("clock tower", "stone bridge", "old mill", "rose garden", "castle ruin",
+              "harbour"),
+    "craft": ("lace", "pottery", "baskets", "wooden toys", "glassware", "leather goods"),
+    "trade": ("farming", "fishing", "forestry", "tourism", "wine making", "light industry"),
+    "product": ("cheese", "timber", "apples", "wool", "marble", "wine", "grain"),
+    "animal": ("herons", "otters", "swans", "ducks", "cranes", "geese"),
+}
+_DATE_STYLES = ("{d} {m} {y}", "{m} {d}, {y}", "the {d}{suffix} of {m} {y}")
+
+# ----------------------------------------------------------------------------- generation knobs
+
+# Log-normal median and sigma of words per document, per family (times the preset's scale).
+_DOC_WORDS = {"lead": (82.0, 0.55), "infobox": (80.0, 0.55), "narrative": (88.0, 0.55),
+              "stub": (80.0, 0.6), "chronicle": (82.0, 0.55)}
+# Most entities of a kind in one item (the lexicon pools are finite) and most candidates of a
+# kind (leaving room for the confusers' bridges and background documents).
+_KIND_LIMIT = {"person": 300, "town": 120, "region": 52, "country": 62, "water": 52,
+               "company": 62}
+_CANDIDATE_CAP = {"person": 60, "town": 60, "region": 36, "country": 45, "water": 36,
+                  "company": 45}
+_ANSWER_DOC_RATE = 0.65  # items where the answer has a document of its own
+_SHARED_ANSWER_RATE = 0.2  # items where a confuser shares the answer
+_NEAR_MISS_RATE = 0.75  # items with a near-miss sentence about the subject
+_UNMENTIONED_RATE = 0.03  # distractors left out of the supports
+_PRONOUN_RATE = 0.45  # filler sentences that refer to the topic by pronoun
 _REUSE_RATE = 0.25  # links to an entity already in the world rather than a new one
 
-# ----------------------------------------------------------------------------- lexicon
 
+@dataclasses.dataclass(frozen=True)
+class Preset:
+  """The knobs a preset sets. Everything else (world, templates, the order of the random draws)
+  is shared: a preset changes sizes and families, not the code that writes an item."""
+  train_families: Tuple[str, ...]  # train, dev, dev_unseen; `families` when not given
+  held_out_families: Tuple[str, ...]  # dev_unseen_templates, test_unseen_templates
+  num_supports: Tuple[float, float]  # log-normal median and sigma of the documents drawn
+  max_supports: int  # most documents drawn (the facts' documents may add a few)
+  doc_words_scale: float  # times the family's median words per document
+  doc_words_range: Tuple[int, int]  # words per document drawn, clipped
+  num_candidates: Tuple[float, float]  # log-normal median and sigma
+  max_candidates: int
+  max_confusers: int  # most other subjects whose query value is a distractor
+  answer_repeats: Tuple[int, ...]  # extra asides naming the answer: one of these, drawn
+
+
+PRESET_SETTINGS = {
+    "benchmark": Preset(TRAIN_FAMILIES, HELD_OUT_FAMILIES, num_supports=(10.0, 0.72),
+                        max_supports=MAX_SUPPORTS, doc_words_scale=1.0, doc_words_range=(25, 480),
+                        num_candidates=(14.0, 0.75), max_candidates=MAX_CANDIDATES,
+                        max_confusers=4, answer_repeats=(0, 1, 1, 2, 3)),
+    # About the former short demo generator's items: a fact or two per document, background
+    # prose only where a document has nothing else.
+    "short": Preset(FAMILIES[:1], FAMILIES[3:4], num_supports=(3.0, 0.3), max_supports=3,
+                    doc_words_scale=0.05, doc_words_range=(3, 20), num_candidates=(4.0, 0.7),
+                    max_candidates=16, max_confusers=1, answer_repeats=(0, 0, 0, 1, 1)),
+}
+
+
+def _preset(name: str) -> Preset:
+  """The knobs of a preset; ValueError names the valid presets."""
+  if name not in PRESET_SETTINGS:
+    raise ValueError(f"preset must be one of {PRESETS}, got {name!r}")
+  return PRESET_SETTINGS[name]
+
+
+# ----------------------------------------------------------------------------- names
+
+KINDS = ("person", "town", "region", "country", "company", "water")
+COMPANY_SUFFIXES = ("Works", "Mills", "Foundry", "Press", "Motors", "Textiles", "Shipping")
 _LEXICON_SEED = 90511
 _UNSEEN_LEXICON_SEED = 270611
 _MAX_WORD_LENGTH = 10
@@ -244,21 +677,28 @@ _POOLS = {
     "second": lexicon.Pool(24, 1, min_length=3),  # second words of two-word towns and regions
 }
 _TWO_WORD_RATE = {"town": 0.15, "region": 0.12}
+_SLOT = re.compile(r"\{[A-Za-z0-9_]+\}")
 
 
 def _template_words() -> set:
-  """Every lower-case word used in the sentence templates (lexicon words must differ)."""
-  texts = []
-  for group in (FACT_TEMPLATES, NOISE_TEMPLATES, LIST_TEMPLATES, FILLER_TEMPLATES,
-                LONG_FILLER_TEMPLATES, _FILLER_WORDS):
-    for templates in group.values():
+  """Every lower-case word of the templates and word lists (no name may be one of them)."""
+  texts = list(GENERIC_FILLER) + list(MONTHS) + list(COMPANY_SUFFIXES) + ["the", "river", "lake"]
+  for family in FAMILIES:
+    for table in (FACT_TEMPLATES, NEAR_MISS_TEMPLATES, NOISE_TEMPLATES):
+      for templates in table[family].values():
+        texts.extend(templates)
+    texts.extend(LIST_TEMPLATES[family])
+  for table in (FILLER_TEMPLATES, INFOBOX_FIELDS):
+    for templates in table.values():
       texts.extend(templates)
-  texts.extend(COMPANY_SUFFIXES)
-  texts.extend(("the", "river", "lake", "he", "she", "it", "and"))
-  return {w for text in texts for w in re.findall(r"[a-z]+", text.lower())}
+  for words in _WORDS.values():
+    for values in (words.values() if isinstance(words, dict) else [words]):
+      texts.extend(values)
+  return {w for text in texts for w in re.findall(r"[a-z]+", _SLOT.sub(" ", text).lower())}
 
 
-# No lexicon word is in two pools or in a template.
+# The names: fixed pools (their own seed, the same for every data seed, so a small WordPiece
+# vocabulary covers train and dev alike); no word is in two pools or in a template.
 LEXICON = lexicon.build_lexicon(_LEXICON_SEED, _SOUNDS, _POOLS, max_length=_MAX_WORD_LENGTH,
                                 reserved=_template_words())
 # The names of the unseen splits: the same kinds of words, none of them a word of LEXICON.
@@ -289,24 +729,19 @@ class _Entity:
     """The name inside a sentence ("the Tolva River" for rivers)."""
     return "the " + self.name if self.kind == "water" and not self.lake else self.name
 
-  def pronoun(self) -> str:
-    """"He", "She" or "It"."""
-    if self.kind == "person":
-      return "She" if self.female else "He"
-    return "It"
-
 
 class _World:
   """The entities of one item: unique names, links set once, so the facts never disagree.
 
   Every name comes from `names` (LEXICON or UNSEEN_LEXICON) and the shared English words
-  ("Lake", "River", COMPANY_SUFFIXES).
+  ("Lake", "River", COMPANY_SUFFIXES). People, companies and bodies of water have two-word
+  names; so do some towns and regions.
   """
 
   def __init__(self, rng: random.Random, names: lexicon.Lexicon):
     self.rng = rng
     self.lexicon = names
-    self.entities: Dict[str, List[_Entity]] = {kind: [] for kind in LIST_TEMPLATES}
+    self.entities: Dict[str, List[_Entity]] = {kind: [] for kind in KINDS}
     self.names = set()
     self.words = set()
 
@@ -385,147 +820,21 @@ def _object_kind(relation: str, kind: str) -> str:
   return _object_kind(second, _object_kind(first, kind))
 
 
-def _check(condition: bool, message: str) -> None:
-  """An assertion that stays on under `python -O`."""
-  if not condition:
-    raise AssertionError(message)
-
-
-# ----------------------------------------------------------------------------- sentences
-
-
-def _year(rng: random.Random) -> int:
-  """A year for dates in sentences."""
-  return rng.randint(1850, 2015)
-
-
-def _fact(rng: random.Random, subject: _Entity, relation: str, obj: _Entity) -> str:
-  """A sentence stating one fact with its relation's cue phrase."""
-  template = rng.choice(FACT_TEMPLATES[(relation, subject.kind)])
-  return capitalise(template.format(s=subject.ref(), o=obj.ref()))
-
-
-def _noise(rng: random.Random, subject: _Entity, obj: _Entity) -> str:
-  """A sentence naming two entities with a cue phrase that is no relation of the queries."""
-  template = rng.choice(NOISE_TEMPLATES[(subject.kind, obj.kind)])
-  y = _year(rng)
-  return capitalise(template.format(s=subject.ref(), o=obj.ref(), y=y, z=y + rng.randint(3, 30)))
-
-
-def _filler(rng: random.Random, entity: _Entity, by_name: bool, long: bool = False,
-            used: Optional[set] = None) -> Optional[str]:
-  """A sentence about one entity that names nothing else (by name or by pronoun).
-
-  A pronoun is used only at the start of a sentence. Templates in `used` are skipped (None
-  when none is left); the chosen one is added to `used`.
-  """
-  templates = (LONG_FILLER_TEMPLATES if long else FILLER_TEMPLATES)[entity.kind]
-  templates = [t for t in templates if not used or t not in used]
-  if not templates:
-    return None
-  template = rng.choice(templates)
-  if used is not None:
-    used.add(template)
-  s = entity.pronoun() if not by_name and template.startswith("{s}") else entity.ref()
-  return capitalise(template.format(s=s, n=rng.randint(2, 9), y=_year(rng),
-                                    w=rng.choice(_FILLER_WORDS[entity.kind])))
-
-
-def _name_list(entities: Sequence[_Entity]) -> str:
-  """"A, B and C"."""
-  refs = [e.ref() for e in entities]
-  return refs[0] if len(refs) == 1 else ", ".join(refs[:-1]) + " and " + refs[-1]
-
-
-def _list_sentence(rng: random.Random, entities: Sequence[_Entity]) -> str:
-  """A sentence naming several entities of one kind."""
-  template = rng.choice(LIST_TEMPLATES[entities[0].kind])
-  return capitalise(template.format(list=_name_list(entities), y=_year(rng)))
-
-
-# ----------------------------------------------------------------------------- documents
-
-
-@dataclasses.dataclass
-class _Doc:
-  """A support document under construction: its topic and (sentence, removable) pairs."""
-  topic: Optional[_Entity]
-  sentences: List[Tuple[str, bool]]
-
-
-class _Docs:
-  """At most MAX_SUPPORTS documents of at most MAX_SENTENCES sentences each."""
-
-  def __init__(self):
-    self.docs: List[_Doc] = []
-
-  def room(self) -> int:
-    """Free sentence slots, counting documents not yet opened."""
-    used = sum(len(d.sentences) for d in self.docs)
-    return MAX_SUPPORTS * MAX_SENTENCES - used
-
-  def add(self, topic: Optional[_Entity], text: str, removable: bool = False,
-          own_doc: bool = False) -> bool:
-    """Adds a sentence to the topic's document, a new one, or any with room; False if full."""
-    for doc in self.docs:
-      if topic is not None and doc.topic is topic and not own_doc:
-        if len(doc.sentences) < MAX_SENTENCES:
-          doc.sentences.append((text, removable))
-          return True
-        break
-    if len(self.docs) < MAX_SUPPORTS:
-      self.docs.append(_Doc(topic, [(text, removable)]))
-      return True
-    open_docs = [d for d in self.docs if len(d.sentences) < MAX_SENTENCES]
-    if not open_docs:
-      return False
-    min(open_docs, key=lambda d: len(d.sentences)).sentences.append((text, removable))
-    return True
-
-  def texts(self) -> List[str]:
-    """Each document's sentences joined by spaces."""
-    return [" ".join(text for text, _ in d.sentences) for d in self.docs]
-
-  def words(self) -> int:
-    """Whitespace-separated words in all documents."""
-    return sum(len(text.split()) for text in self.texts())
-
-  def trim(self, max_words: int) -> None:
-    """Drops removable sentences (last first) until the documents fit `max_words`."""
-    for doc in reversed(self.docs):
-      for i in range(len(doc.sentences) - 1, 0, -1):
-        if self.words() <= max_words:
-          return
-        if doc.sentences[i][1]:
-          del doc.sentences[i]
-
-
 # ----------------------------------------------------------------------------- mentions
 
 
-def _mention_pattern(name: str) -> re.Pattern:
-  """Whole-word, case-insensitive matches of a (possibly multi-word) name."""
-  words = [re.escape(w) for w in name.split()]
-  return re.compile(r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)", re.IGNORECASE)
-
-
 def count_mentions(candidate: str, supports: Sequence[str]) -> int:
-  """Whole-word, case-insensitive occurrences of a candidate in the supports."""
+  """Whole-word, case-insensitive occurrences of a (possibly multi-word) candidate."""
   if not candidate.strip():
     return 0
-  pattern = _mention_pattern(candidate)
+  words = [re.escape(w) for w in candidate.split()]
+  pattern = re.compile(r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)", re.IGNORECASE)
   return sum(len(pattern.findall(text)) for text in supports)
 
 
 def most_mentioned_candidate(item: dict) -> str:
-  """The "most mentioned candidate" baseline; ties go to the earliest candidate.
-
-  Args:
-    item: A WikiHop item (`candidates` and `supports` are read).
-
-  Returns:
-    The candidate with the most whole-word, case-insensitive mentions in the supports.
-  """
+  """The "most mentioned candidate" baseline: the candidate with the most whole-word,
+  case-insensitive mentions in the item's supports; ties go to the earliest candidate."""
   best, best_count = item["candidates"][0], -1
   for candidate in item["candidates"]:
     count = count_mentions(candidate, item["supports"])
@@ -534,216 +843,372 @@ def most_mentioned_candidate(item: dict) -> str:
   return best
 
 
-# ----------------------------------------------------------------------------- items
+def _check(condition: bool, message: str) -> None:
+  """An assertion that stays on under `python -O`."""
+  if not condition:
+    raise AssertionError(message)
 
 
-def _num_candidates(rng: random.Random, max_candidates: int) -> int:
-  """2 to max_candidates, skewed small: most items 2 to 12, a tenth 13 or more."""
-  if max_candidates <= 2:
-    return 2
-  if max_candidates > 13 and rng.random() < _LARGE_RATE:
-    return rng.randint(13, max_candidates)
-  return min(max_candidates, 2 + min(int(rng.expovariate(1 / 3.0)), 10))
+def _lognormal(rng: random.Random, median: float, sigma: float, low: int, high: int) -> int:
+  """A log-normal integer around `median`, clipped to [low, high]."""
+  return max(low, min(high, int(round(median * math.exp(rng.gauss(0.0, sigma))))))
+
+
+# ----------------------------------------------------------------------------- rendering
+
+
+def _pronouns(entity: _Entity) -> Tuple[str, str]:
+  """(Subject pronoun, possessive) for an entity."""
+  if entity.kind == "person":
+    return ("She", "her") if entity.female else ("He", "his")
+  return "It", "its"
+
+
+def _date(rng: random.Random, year: int) -> str:
+  """A date in one of several written styles."""
+  day = rng.randint(1, 28)
+  suffix = {1: "st", 2: "nd", 3: "rd", 21: "st", 22: "nd", 23: "rd"}.get(day, "th")
+  return rng.choice(_DATE_STYLES).format(d=day, m=rng.choice(MONTHS), y=year, suffix=suffix)
+
+
+def _render(rng: random.Random, template: str, subject: Optional[_Entity] = None,
+            obj: Optional[_Entity] = None, pronoun: bool = False,
+            extra: Optional[dict] = None) -> str:
+  """Fills a template's slots; `pronoun` makes {S} the subject's pronoun."""
+  year = rng.randint(1850, 2015)
+  kind = subject.kind if subject is not None else "town"
+  words = _WORDS["w"].get(kind, _WORDS["w"]["company"])
+  values = {"y": year, "y2": year + rng.randint(3, 40), "n": rng.randint(2, 9),
+            "m": rng.choice(MONTHS), "w": rng.choice(words), "w2": rng.choice(words),
+            "t": "", "date": _date(rng, year)}
+  for key in ("thing", "hobby", "sight", "craft", "trade", "product", "animal"):
+    if "{" + key + "}" in template:
+      values[key] = rng.choice(_WORDS[key])
+  if subject is not None:
+    p, pos = _pronouns(subject)
+    values.update(s=subject.ref(), P=p, p=p.lower(), pos=pos,
+                  S=p if pronoun else capitalise(subject.ref()))
+  if obj is not None:
+    values["o"] = obj.ref()
+  if extra:
+    values.update(extra)
+  return capitalise(template.format(**values))
+
+
+def _name_list(entities: Sequence[_Entity]) -> str:
+  """"A, B and C"."""
+  refs = [e.ref() for e in entities]
+  return refs[0] if len(refs) == 1 else ", ".join(refs[:-1]) + " and " + refs[-1]
+
+
+# ----------------------------------------------------------------------------- documents
+
+
+@dataclasses.dataclass(eq=False)
+class _Doc:
+  """A support document under construction: its topic and its sentences by role."""
+  topic: Optional[_Entity]
+  facts: List[str] = dataclasses.field(default_factory=list)
+  fields: List[str] = dataclasses.field(default_factory=list)  # infobox lines and distractors
+  asides: List[str] = dataclasses.field(default_factory=list)  # distractors in prose
+  target: int = 80
 
 
 class _ItemBuilder:
-  """Builds the supports of one item around its gold fact(s), with names from `names`."""
+  """Builds the supports of one item in one family, sized by a preset's knobs."""
 
-  def __init__(self, rng: random.Random, two_hop_rate: float, max_candidates: int,
-               names: lexicon.Lexicon = LEXICON):
+  def __init__(self, rng: random.Random, family: str, names: str, preset: Preset):
     self.rng = rng
-    self.world = _World(rng, names)
-    self.docs = _Docs()
-    self.two_hop = rng.random() < two_hop_rate
-    queries = _TWO_HOP_QUERIES if self.two_hop else _ONE_HOP_QUERIES
+    self.family = family
+    self.preset = preset
+    self.world = _World(rng, LEXICONS[names])
+    self.two_hop = rng.random() < TWO_HOP_RATE
+    queries = tuple(TWO_HOP_CHAINS) if self.two_hop else FACT_KEYS
     self.relation = rng.choice(sorted({relation for relation, _ in queries}))
     kind = rng.choice([k for relation, k in queries if relation == self.relation])
     self.subject = self.world.new(kind)
     self.answer = self.world.value(self.subject, self.relation)
-    count = _num_candidates(rng, max_candidates)
-    self.distractors = [self.world.new(self.answer.kind) for _ in range(count - 1)]
-    self.stated = set()  # (id(entity), relation) already stated
-    self.fillers: Dict[int, set] = {}  # id(entity) -> filler templates used
+    kind = self.answer.kind
+    count = _lognormal(rng, *preset.num_candidates, 2,
+                       min(preset.max_candidates, _CANDIDATE_CAP[kind]))
+    self.distractors = [self.world.new(kind) for _ in range(count - 1)]
+    self.docs: List[_Doc] = []
+    self.by_topic: Dict[int, _Doc] = {}
+    self.stated = set()  # (id(entity), relation)
 
-  def _filler(self, entity: _Entity, by_name: bool, long: bool = False) -> Optional[str]:
-    """A filler about an entity, none repeated (None when used up; long falls back to short)."""
-    used = self.fillers.setdefault(id(entity), set())
-    text = _filler(self.rng, entity, by_name, long, used)
-    if text is None and long:
-      text = _filler(self.rng, entity, by_name, False, used)
-    return text
+  # ---- documents and sentences
 
-  def _say(self, subject: _Entity, relation: str, obj: _Entity, own_doc: bool = False,
-           removable: bool = False) -> None:
-    """Adds a fact sentence to the subject's document (or a new one)."""
+  def _doc(self, topic: Optional[_Entity]) -> _Doc:
+    """The topic's document (created on first use; None: a new document without topic)."""
+    if topic is not None and id(topic) in self.by_topic:
+      return self.by_topic[id(topic)]
+    doc = _Doc(topic)
+    self.docs.append(doc)
+    if topic is not None:
+      self.by_topic[id(topic)] = doc
+    return doc
+
+  def _say(self, subject: _Entity, relation: str, obj: _Entity) -> None:
+    """States a fact in the subject's document, in the family's phrasing."""
     self.stated.add((id(subject), relation))
-    self.docs.add(subject, _fact(self.rng, subject, relation, obj), removable=removable,
-                  own_doc=own_doc)
+    template = self.rng.choice(FACT_TEMPLATES[self.family][(relation, subject.kind)])
+    self._doc(subject).facts.append(_render(self.rng, template, subject, obj))
 
-  # ---- pieces
+  def _aside(self, topic: _Entity, obj: _Entity, templates: Sequence[str]) -> None:
+    """A distractor sentence naming `obj` in the topic's document ("{t}" ones: infobox
+    fields)."""
+    template = self.rng.choice(templates)
+    doc = self._doc(topic)
+    text = _render(self.rng, template, topic, obj)
+    (doc.fields if template.startswith("{t}") else doc.asides).append(text)
 
-  def _state(self, subject: _Entity, relation: str, two_docs: bool) -> None:
+  def _noise(self, topic: _Entity, obj: _Entity) -> None:
+    """A plain distractor sentence naming `obj` in the topic's document."""
+    if topic.kind == "water":
+      key = ("water", "any")
+    else:
+      key = ("agent" if topic.kind in ("person", "company") else "place", obj.kind)
+    self._aside(topic, obj, NOISE_TEMPLATES[self.family][key])
+
+  def _list(self, entities: Sequence[_Entity], doc: Optional[_Doc] = None) -> None:
+    """A list sentence naming several entities (in `doc` or a new document)."""
+    text = _render(self.rng, self.rng.choice(LIST_TEMPLATES[self.family]),
+                   extra={"list": _name_list(entities)})
+    (doc or self._doc(None)).asides.append(text)
+
+  # ---- facts
+
+  def _state(self, subject: _Entity, relation: str) -> None:
     """States subject's relation: directly, or through its bridge for a chained relation."""
     key = (relation, subject.kind)
-    if key in TWO_HOP_CHAINS and (key not in FACT_TEMPLATES or self.rng.random() < 0.7):
+    if key in TWO_HOP_CHAINS and (key not in FACT_KEYS or self.rng.random() < 0.7):
       first, second = TWO_HOP_CHAINS[key]
       bridge = self.world.value(subject, first)
       self._say(subject, first, bridge)
-      self._say(bridge, second, self.world.value(bridge, second), own_doc=two_docs)
+      self._state(bridge, second)
     else:
       self._say(subject, relation, self.world.value(subject, relation))
 
   def _extra_facts(self, entity: _Entity, limit: int) -> None:
-    """Up to `limit` other facts about a document's topic (never the query about the subject)."""
-    keys = [rel for rel, kind in FACT_TEMPLATES if kind == entity.kind]
+    """Up to `limit` other facts about an entity (never the query about the subject)."""
+    keys = [rel for rel, kind in FACT_KEYS if kind == entity.kind]
     self.rng.shuffle(keys)
     added = 0
     for relation in keys:
       if added >= limit:
         break
-      if (id(entity), relation) in self.stated or entity is self.subject and (
-          relation == self.relation or self.two_hop and (relation, entity.kind) in TWO_HOP_CHAINS):
+      if (id(entity), relation) in self.stated:
+        continue
+      if entity is self.subject and (relation == self.relation or (relation, entity.kind)
+                                     in TWO_HOP_CHAINS):
+        continue
+      target_kind = _object_kind(relation, entity.kind)
+      if relation not in entity.links and not self._room(target_kind):
         continue
       obj = self.world.value(entity, relation)
       if entity is self.subject and obj is self.answer:
         continue
-      self._say(entity, relation, obj, removable=True)
+      self._say(entity, relation, obj)
       added += 1
 
-  def _own_doc(self, entity: _Entity, sentences: int) -> None:
-    """A short document about one entity that names it `sentences` times."""
-    for i in range(sentences):
-      text = self._filler(entity, True)
-      if text is not None:
-        self.docs.add(entity, text, removable=i > 0, own_doc=i == 0)
+  def _room(self, kind: str) -> bool:
+    """Whether the world may hold another entity of a kind."""
+    return len(self.world.entities[kind]) < _KIND_LIMIT[kind]
 
   def _confuser(self, value: _Entity) -> None:
     """Another subject of the subject's kind whose query relation has `value`."""
     other = self.world.new(self.subject.kind)
     self.world.assign(other, self.relation, value)
-    self._state(other, self.relation, two_docs=self.rng.random() < 0.6)
-    if self.rng.random() < 0.4:
+    self._state(other, self.relation)
+    if self.rng.random() < 0.5:
       self._extra_facts(other, 1)
-
-  def _mentions(self) -> Dict[str, int]:
-    """Candidate -> mentions in the documents so far."""
-    texts = self.docs.texts()
-    return {e.candidate: count_mentions(e.candidate, texts)
-            for e in [self.answer] + self.distractors}
 
   # ---- the item
 
-  def _gold(self) -> None:
-    """The gold fact(s), in separate documents for two-hop items, and a few other facts."""
+  def build(self) -> List[str]:
+    """The support texts."""
+    rng, subject, answer = self.rng, self.subject, self.answer
+    distractors = list(self.distractors)
+    # The gold fact(s): for two-hop items the bridge's fact sits in the bridge's document.
     if self.two_hop:
-      first, second = TWO_HOP_CHAINS[(self.relation, self.subject.kind)]
-      bridge = self.world.value(self.subject, first)
-      self._say(self.subject, first, bridge)
-      self._say(bridge, second, self.answer, own_doc=True)
-      if self.rng.random() < 0.5:
+      first, second = TWO_HOP_CHAINS[(self.relation, subject.kind)]
+      bridge = self.world.value(subject, first)
+      self._say(subject, first, bridge)
+      self._say(bridge, second, answer)
+      if rng.random() < 0.5:
         self._extra_facts(bridge, 1)
     else:
-      self._say(self.subject, self.relation, self.answer)
-    self._extra_facts(self.subject, self.rng.choice((0, 0, 1, 1, 2)))
-
-  def build(self, long_item: bool) -> List[str]:
-    """The support texts: gold fact(s), confusers, asides, own documents, lists, padding."""
-    rng, subject, answer = self.rng, self.subject, self.answer
-    self._gold()
-    distractors = list(self.distractors)
-    popular = distractors[0] if distractors and rng.random() < _POPULAR_RATE else None
-    # Other subjects with the same relation: the distractors' most direct mentions.
-    values = distractors[:rng.randint(1, 3)]
-    if popular is not None and rng.random() < 0.5:
-      values.append(popular)
+      self._say(subject, self.relation, answer)
+    self._extra_facts(subject, rng.choice((0, 1, 1, 2)))
+    # A distractor next to the subject with the question's relation words.
+    if distractors and rng.random() < _NEAR_MISS_RATE:
+      key = (self.relation, subject.kind)
+      self._aside(subject, rng.choice(distractors[:3]), NEAR_MISS_TEMPLATES[self.family][key])
+    # Confusers: other subjects whose value of the query relation is a distractor.
+    values = (distractors[:rng.randint(1, min(self.preset.max_confusers, len(distractors)))]
+              if distractors else [])
     if rng.random() < _SHARED_ANSWER_RATE:
       values.append(answer)
     rng.shuffle(values)
     for value in values:
-      self._confuser(value)
-    # A distractor next to the subject, with another cue phrase.
-    if distractors and rng.random() < _NEAR_SUBJECT_RATE:
-      self.docs.add(subject, _noise(rng, subject, popular or rng.choice(distractors)),
-                    removable=True)
-    if popular is not None:
-      self._own_doc(popular, rng.randint(1, 3))
-    if rng.random() < _ANSWER_DOC_RATE:
-      self._own_doc(answer, rng.randint(1, 2))
-    self._mention_the_rest(distractors)
-    if long_item:
-      self._pad(rng.randint(250, MAX_WORDS))
-    self.docs.trim(MAX_WORDS)
+      if self._room(self.subject.kind):
+        self._confuser(value)
+    # Popular distractors and (sometimes) the answer get documents of their own.
+    popular = distractors[:rng.randint(0, min(2, len(distractors)))]
+    own = list(popular) + ([answer] if rng.random() < _ANSWER_DOC_RATE else [])
+    for entity in own:
+      self._doc(entity)
+      if rng.random() < 0.5:
+        self._extra_facts(entity, 1)
+    self._plan_documents()
+    self._mention_candidates(distractors, popular)
     return self._finish()
 
-  def _mention_the_rest(self, distractors: List[_Entity]) -> None:
-    """Mentions distractors not yet mentioned (but for a few) in facts, asides or lists."""
-    rng, counts = self.rng, self._mentions()
-    rest = [d for d in distractors if not counts[d.candidate]
-            and rng.random() >= _UNMENTIONED_RATE]
-    if len(rest) <= 2:
-      for value in rest:
-        if rng.random() < 0.5 and len(self.docs.docs) < MAX_SUPPORTS - 1:
-          self._confuser(value)
-        else:
-          topics = [d.topic for d in self.docs.docs if d.topic is not None
-                    and d.topic is not self.subject
-                    and (d.topic.kind, value.kind) in NOISE_TEMPLATES]
-          if topics:
-            topic = rng.choice(topics)
-            self.docs.add(topic, _noise(rng, topic, value), removable=False)
-          else:
-            self.docs.add(None, _list_sentence(rng, [value]), own_doc=True)
-      return
-    if rng.random() < _ANSWER_IN_LIST_RATE:
-      rest.insert(rng.randint(0, len(rest)), self.answer)
-    size = rng.randint(6, 12)
-    for start in range(0, len(rest), size):
-      self.docs.add(None, _list_sentence(rng, rest[start:start + size]),
-                    own_doc=start == 0 and rng.random() < 0.7)
-
-  def _pad(self, target: int) -> None:
-    """Adds facts and fillers to topic documents (a long item) until about `target` words."""
-    rng, exhausted = self.rng, set()
+  def _plan_documents(self) -> None:
+    """Adds background documents up to the drawn number of supports."""
+    rng = self.rng
+    wanted = _lognormal(rng, *self.preset.num_supports, MIN_SUPPORTS, self.preset.max_supports)
+    pool = [d for d in self.distractors if id(d) not in self.by_topic]
+    rng.shuffle(pool)
     for _ in range(200):
-      if self.docs.words() >= target:
-        return
-      open_docs = [d for d in self.docs.docs if d.topic is not None
-                   and len(d.sentences) < MAX_SENTENCES and id(d) not in exhausted]
-      if not open_docs:
-        if len(self.docs.docs) >= MAX_SUPPORTS:
-          return
-        entity = self.world.new(rng.choice(("person", "town", "company")))
-        self.docs.add(entity, self._filler(entity, True, long=True), removable=True,
-                      own_doc=True)
-        continue
-      doc = rng.choice(open_docs)
-      if rng.random() < 0.3 and doc.topic is not self.subject:
-        before = self.docs.words()
-        self._extra_facts(doc.topic, 1)
-        if self.docs.words() > before:
-          continue
-      text = self._filler(doc.topic, rng.random() < 0.5, long=rng.random() < 0.7)
-      if text is None:
-        exhausted.add(id(doc))
+      if len(self.docs) >= wanted:
+        break
+      if pool and rng.random() < 0.5:
+        entity = pool.pop()
       else:
-        doc.sentences.append((text, True))
+        kinds = [k for k in ("person", "town", "company", "region", "water", "country")
+                 if self._room(k)]
+        entity = self.world.new(rng.choice(kinds))
+      self._doc(entity)
+      if rng.random() < 0.6:
+        self._extra_facts(entity, rng.randint(1, 2))
+
+  def _mention_candidates(self, distractors: List[_Entity],
+                          popular: List[_Entity]) -> None:
+    """Mentions distractors (and the answer) across documents, several times for some."""
+    rng = self.rng
+    texts = self._texts_so_far()
+    topics = [d for d in self.docs if d.topic is not None]
+    rest = [d for d in distractors if not count_mentions(d.candidate, texts)
+            and rng.random() >= _UNMENTIONED_RATE]
+    # Some candidates are mentioned again in other documents (so counting is a weak cue).
+    again = [d for d in distractors if rng.random() < 0.35] + popular
+    again += [self.answer] * rng.choice(self.preset.answer_repeats)
+    rng.shuffle(rest)
+    in_list = rest[:len(rest) // 3] if len(rest) > 4 else []
+    noted = set()  # (id(document), id(entity)): one distractor sentence per pair
+    for entity in rest[len(in_list):] + again:
+      hosts = [d for d in topics if d.topic is not entity and d.topic is not self.subject
+               and (id(d), id(entity)) not in noted]
+      if not hosts:
+        in_list.append(entity)
+        continue
+      # Of a few random documents the one with the fewest distractors, so they spread out.
+      host = min(rng.sample(hosts, min(3, len(hosts))), key=lambda d: len(d.asides + d.fields))
+      noted.add((id(host), id(entity)))
+      self._noise(host.topic, entity)
+    while in_list:
+      size = rng.randint(3, 10)
+      chunk, in_list = in_list[:size], in_list[size:]
+      if rng.random() < 0.4:
+        chunk.insert(rng.randint(0, len(chunk)), self.answer)
+      host = rng.choice(self.docs) if rng.random() < 0.6 else None
+      self._list(chunk, host)
+
+  def _texts_so_far(self) -> List[str]:
+    """Every sentence written so far (for mention counts)."""
+    return [s for d in self.docs for s in d.facts + d.fields + d.asides]
+
+  # ---- documents as text
+
+  def _fillers(self, doc: _Doc, target: int, start_words: int) -> List[str]:
+    """Background sentences about the topic until about `target` words, none repeated."""
+    rng, topic = self.rng, doc.topic
+    templates = list(FILLER_TEMPLATES[topic.kind] if topic is not None else GENERIC_FILLER)
+    rng.shuffle(templates)
+    generic = list(GENERIC_FILLER) if topic is not None else []
+    rng.shuffle(generic)
+    out, words = [], start_words
+    while words < target and (templates or generic):
+      if not out and not start_words:
+        # The first sentence names its topic (a pronoun or possessive needs it before).
+        named = [t for t in templates if t.startswith("{S}")] or templates
+        template = named[-1]
+        templates.remove(template)
+      elif templates and (rng.random() < 0.9 or not generic):
+        template = templates.pop()
+      else:
+        template = generic.pop()
+      pronoun = bool(out or start_words) and rng.random() < _PRONOUN_RATE
+      text = _render(rng, template, topic, pronoun=pronoun)
+      out.append(text)
+      words += len(text.split())
+    return out
+
+  def _layout(self, doc: _Doc) -> str:
+    """The document's text in the family's structure."""
+    rng, family = self.rng, self.family
+    facts, asides = list(doc.facts), list(doc.asides)
+    rng.shuffle(facts)
+    rng.shuffle(asides)
+    fixed = sum(len(s.split()) for s in facts + doc.fields + asides)
+    if doc.topic is None:
+      prose = self._fillers(doc, doc.target, fixed)
+      return " ".join(_interleave(rng, prose, asides, 0, len(prose)))
+    if family == "infobox":
+      fields = facts + list(doc.fields)
+      for template in rng.sample(INFOBOX_FIELDS[doc.topic.kind], rng.randint(1, 3)):
+        fields.append(_render(rng, template, doc.topic))
+      rng.shuffle(fields)
+      header = capitalise(doc.topic.ref()) + "."
+      prose = self._fillers(doc, doc.target, fixed + 1)
+      body = _interleave(rng, prose, asides, 0, len(prose))
+      return " ".join([header] + fields + body)
+    prose = self._fillers(doc, doc.target, fixed)
+    if family == "lead":
+      # Facts open the article (the topic's lead), distractors anywhere after.
+      body = _interleave(rng, prose, asides, 0, len(prose))
+      return " ".join(facts + body)
+    if family == "narrative":
+      # A few background sentences first, facts buried in the middle.
+      body = _interleave(rng, prose, facts, min(2, len(prose)), max(2, len(prose) - 1))
+      body = _interleave(rng, body, asides, 1, len(body))
+      return " ".join(body)
+    if family == "stub":
+      body = _interleave(rng, prose, asides, 1, len(prose))
+      return " ".join(body + facts)
+    # chronicle: background first, facts and distractors after the first third.
+    third = len(prose) // 3
+    body = _interleave(rng, prose, facts + asides, max(1, third), len(prose))
+    return " ".join(body)
 
   def _finish(self) -> List[str]:
-    """Shuffles documents (and later sentences within each) and returns their texts."""
+    """Draws document lengths, lays out every document and shuffles the documents."""
     rng = self.rng
-    for doc in self.docs.docs:
-      head, tail = doc.sentences[:1], doc.sentences[1:]
-      rng.shuffle(tail)
-      doc.sentences = head + tail
-    rng.shuffle(self.docs.docs)
-    return self.docs.texts()
+    median, sigma = _DOC_WORDS[self.family]
+    median *= self.preset.doc_words_scale
+    for doc in self.docs:
+      doc.target = _lognormal(rng, median, sigma, *self.preset.doc_words_range)
+    rng.shuffle(self.docs)
+    return [self._layout(doc) for doc in self.docs]
 
 
-def _example(rng: random.Random, split: str, index: int, max_candidates: int,
-             two_hop_rate: float, names: lexicon.Lexicon = LEXICON) -> dict:
+def _interleave(rng: random.Random, base_list: List[str], extra: List[str], low: int,
+                high: int) -> List[str]:
+  """`base_list` with `extra` inserted at random positions between `low` and `high`."""
+  out = list(base_list)
+  for text in extra:
+    hi = max(low, min(high, len(out)))
+    out.insert(rng.randint(min(low, len(out)), hi), text)
+    high += 1
+  return out
+
+
+def _example(rng: random.Random, split: str, index: int, family: str, names: str,
+             preset: Preset) -> dict:
   """One item in the official format (annotations in every split but train)."""
-  builder = _ItemBuilder(rng, two_hop_rate, max_candidates, names)
-  supports = builder.build(long_item=rng.random() < _LONG_RATE)
+  builder = _ItemBuilder(rng, family, names, preset)
+  supports = builder.build()
   candidates = [e.candidate for e in [builder.answer] + builder.distractors]
   rng.shuffle(candidates)
   item = {
@@ -753,8 +1218,8 @@ def _example(rng: random.Random, split: str, index: int, max_candidates: int,
       "supports": supports,
       "answer": builder.answer.candidate,
   }
-  _check(2 <= len(supports) <= MAX_SUPPORTS, f"{len(supports)} supports")
-  _check(count_mentions(item["answer"], supports) > 0, f"answer not mentioned: {item}")
+  _check(len(supports) >= MIN_SUPPORTS, f"{len(supports)} supports")
+  _check(count_mentions(item["answer"], supports) > 0, f"answer not mentioned: {item['id']}")
   if split != "train":
     hops = "multiple" if builder.two_hop else "single"
     item["annotations"] = [["follows", hops] for _ in range(3)]
@@ -764,116 +1229,121 @@ def _example(rng: random.Random, split: str, index: int, max_candidates: int,
 # ----------------------------------------------------------------------------- public API
 
 
-def generate_examples(num: int, seed: int = 0, split: str = "train",
-                      max_candidates: int = DEFAULT_MAX_CANDIDATES,
-                      two_hop_rate: float = 0.3, names: str = "seen") -> List[dict]:
-  """Generates WikiHop-style items.
+def generate_examples(num: int, seed: int = 0, split: str = "train", names: str = "seen",
+                      families: Optional[Sequence[str]] = None,
+                      preset: str = "benchmark") -> List[dict]:
+  """Generates WikiHop items.
 
   Args:
-    num: How many items.
-    seed: The same arguments give identical items; use different seeds for train and dev
-      (`seed + DEV_SEED_OFFSET`) and for the unseen splits (`seed + UNSEEN_DEV_SEED_OFFSET`,
-      `seed + UNSEEN_TEST_SEED_OFFSET`).
-    split: One of SPLITS ("train", "dev", "dev_unseen", "test_unseen"): the id prefix
-      ("WH_dev_unseen_3"); items of every split but train also carry `annotations`.
-    max_candidates: Most candidates per item (at least 2).
-    two_hop_rate: Share of items whose answer needs a bridge document.
-    names: "seen" (LEXICON, shared by train and dev) or "unseen" (UNSEEN_LEXICON, none of
-      whose words occurs in items generated with "seen").
+    num: How many items (>= 0).
+    seed: The same arguments give identical items.
+    split: One of SPLITS: the id prefix ("WH_dev_unseen_templates_3"); items of every split
+      but train also carry `annotations`.
+    names: "seen" (LEXICON) or "unseen" (UNSEEN_LEXICON).
+    families: The template families to draw from (each item uses one, drawn at random); None:
+      the preset's train families.
+    preset: One of PRESETS: "benchmark" (the real data's lengths) or "short".
 
   Returns:
     A list of dicts with the official keys.
   """
-  if split not in SPLITS:
-    raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-  if names not in LEXICONS:
-    raise ValueError(f"names must be one of {tuple(LEXICONS)}, got {names!r}")
-  if max_candidates < 2:
-    raise ValueError(f"max_candidates must be at least 2, got {max_candidates}")
-  if not 0.0 <= two_hop_rate <= 1.0:
-    raise ValueError(f"two_hop_rate must be in [0, 1], got {two_hop_rate}")
+  knobs = _preset(preset)
+  families = writer.check_generator_arguments(
+      num, split, SPLITS, names, tuple(LEXICONS),
+      knobs.train_families if families is None else families, FAMILIES, distinct=True)
   rng = random.Random(seed)
-  return [_example(rng, split, i, max_candidates, two_hop_rate, LEXICONS[names])
-          for i in range(num)]
+  return [_example(rng, split, i, rng.choice(families), names, knobs) for i in range(num)]
 
 
-def _paths(directory: str, unseen: bool = False) -> Dict[str, str]:
-  """Split name -> file path (train and dev, and with `unseen` the two unseen splits)."""
-  paths = {"train": os.path.join(directory, TRAIN_FILENAME),
-           "dev": os.path.join(directory, DEV_FILENAME)}
-  if unseen:
-    paths["dev_unseen"] = os.path.join(directory, DEV_UNSEEN_FILENAME)
-    paths["test_unseen"] = os.path.join(directory, TEST_UNSEEN_FILENAME)
-  return paths
+def _paths(directory: str) -> Dict[str, str]:
+  """Split name -> file path."""
+  return {split: os.path.join(directory, f"benchmark_{split}.json") for split in SPLITS}
 
 
-def _info(num_train: int, num_dev: int, seed: int, max_candidates: int,
-          unseen: bool = False) -> dict:
-  """What the info file records about a dataset."""
-  info = {"generator_version": GENERATOR_VERSION, "num_train": num_train, "num_dev": num_dev,
-          "seed": seed, "dev_seed": seed + DEV_SEED_OFFSET, "max_candidates": max_candidates,
-          "splits": list(_paths("", unseen))}
-  if unseen:
-    info.update(num_dev_unseen=num_dev, dev_unseen_seed=seed + UNSEEN_DEV_SEED_OFFSET,
-                num_test_unseen=num_dev, test_unseen_seed=seed + UNSEEN_TEST_SEED_OFFSET)
+def _info(num_train: int, num_dev: int, seed: int, train_families: Sequence[str],
+          preset: str) -> dict:
+  """What the info file records about a dataset.
+
+  The benchmark preset's info is exactly what this generator wrote before it had presets (so
+  those folders are reused as they are); other presets add their name, so a folder written
+  with one preset is rewritten when another is asked for.
+  """
+  info = {"generator": "wikihop_benchmark", "generator_version": GENERATOR_VERSION,
+          "num_train": num_train, "num_dev": num_dev, "seed": seed,
+          "seeds": {split: seed + SPLIT_SETUP[split][0] for split in SPLITS},
+          "names": {split: SPLIT_SETUP[split][1] for split in SPLITS},
+          "train_families": list(train_families),
+          "held_out_families": list(_preset(preset).held_out_families),
+          "splits": list(SPLITS)}
+  if preset != "benchmark":
+    info["preset"] = preset
   return info
 
 
-def write_dataset(directory: str, num_train: int, num_dev: int, seed: int = 0,
-                  max_candidates: int = DEFAULT_MAX_CANDIDATES,
-                  unseen: bool = False) -> Dict[str, str]:
-  """Writes train.json and dev.json (one JSON array each) and the info file, atomically.
+def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,
+                     train_families: Optional[Sequence[str]] = None,
+                     preset: str = "benchmark") -> Dict[str, str]:
+  """Writes the five splits unless the info file shows they were written with the same
+  arguments (the preset included) by this generator version.
 
-  With `unseen`, also dev_unseen.json and test_unseen.json: `num_dev` items each about entities
-  whose names never occur in train (`names="unseen"`), from generators of their own, so train
-  and dev are the same with or without them. The info file (`synthetic_info.json`: generator
-  version, sizes, seeds, splits) is written last, so an interrupted run leaves no info file
-  that matches.
+  train (seen names, the train families, `num_train` items), dev (seen names) and dev_unseen
+  (unseen names) in the preset's train families, dev_unseen_templates and test_unseen_templates
+  (unseen names) in its held-out families, `num_dev` items each, every split from its own
+  `random.Random(seed + offset)`. The info file is written last, so an interrupted run leaves
+  no info file that matches.
 
-  Args:
-    directory: Output folder (created if missing).
-    num_train: Train items (seed `seed`).
-    num_dev: Dev items (seed `seed + DEV_SEED_OFFSET`), and items of each unseen split (seeds
-      `seed + UNSEEN_DEV_SEED_OFFSET` and `seed + UNSEEN_TEST_SEED_OFFSET`).
-    seed: Train seed.
-    max_candidates: Most candidates per item.
-    unseen: Whether to write the two unseen splits too.
+  `train_families`: the families of the train split (None: the preset's train families;
+  FAMILIES trains on the held-out families too, the ablation that measures what holding them
+  out costs). `preset`: one of PRESETS.
 
   Returns:
-    {"train": path, "dev": path}, with `unseen` also "dev_unseen" and "test_unseen".
+    {split: path} for the five splits.
   """
-  paths = _paths(directory, unseen)
-  seeds = {"train": seed, "dev": seed + DEV_SEED_OFFSET,
-           "dev_unseen": seed + UNSEEN_DEV_SEED_OFFSET,
-           "test_unseen": seed + UNSEEN_TEST_SEED_OFFSET}
+  knobs = _preset(preset)
+  for name, value in (("num_train", num_train), ("num_dev", num_dev)):
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+      raise ValueError(f"{name} must be a positive integer, got {value!r}")
+  train_families = knobs.train_families if train_families is None else tuple(train_families)
+  paths = _paths(directory)
+  info = _info(num_train, num_dev, seed, train_families, preset)
+  info_path = os.path.join(directory, INFO_FILENAME)
+  if writer.is_current(info_path, info, paths.values()):
+    return paths
   for split, path in paths.items():
+    offset, names, held_out = SPLIT_SETUP[split]
+    families = (knobs.held_out_families if held_out else
+                train_families if split == "train" else knobs.train_families)
     num = num_train if split == "train" else num_dev
-    names = "unseen" if split.endswith("_unseen") else "seen"
-    writer.write_json(path, generate_examples(num, seeds[split], split, max_candidates,
-                                              names=names))
-  writer.write_info(os.path.join(directory, INFO_FILENAME),
-                    _info(num_train, num_dev, seed, max_candidates, unseen))
+    writer.write_json(path, generate_examples(num, seed + offset, split, names, families, preset))
+  writer.write_info(info_path, info)
   return paths
 
 
-def ensure_demo_data(directory: str, num_train: int, num_dev: int,
-                     seed: int = 0) -> Dict[str, str]:
-  """Writes the dataset with its unseen splits unless the info file shows it was written with
-  the same arguments.
+def _percentile(values: Sequence[float], q: float) -> float:
+  """The q-th percentile (nearest rank) of values."""
+  ordered = sorted(values)
+  return ordered[min(len(ordered) - 1, max(0, math.ceil(q / 100 * len(ordered)) - 1))]
 
-  Args:
-    directory: Folder of train.json, dev.json, dev_unseen.json, test_unseen.json and
-      synthetic_info.json.
-    num_train: Train items.
-    num_dev: Items of dev and of each unseen split.
-    seed: Train seed; dev uses `seed + DEV_SEED_OFFSET`, the unseen splits
-      `seed + UNSEEN_DEV_SEED_OFFSET` and `seed + UNSEEN_TEST_SEED_OFFSET`.
 
-  Returns:
-    {"train": path, "dev": path, "dev_unseen": path, "test_unseen": path}.
-  """
-  paths = _paths(directory, unseen=True)
-  expected = _info(num_train, num_dev, seed, DEFAULT_MAX_CANDIDATES, unseen=True)
-  if writer.is_current(os.path.join(directory, INFO_FILENAME), expected, paths.values()):
-    return paths
-  return write_dataset(directory, num_train, num_dev, seed, unseen=True)
+def item_words(item: dict) -> int:
+  """Whitespace words of all text a model reads: query, candidates and supports."""
+  texts = [item["query"].replace("_", " ")] + item["candidates"] + item["supports"]
+  return sum(len(text.split()) for text in texts)
+
+
+def length_statistics(records: Sequence[dict]) -> dict:
+  """Words per item (mean, median, p90, max) and supports / candidates / words per support."""
+  if not records:
+    raise ValueError("length_statistics needs at least one record")
+  words = [item_words(item) for item in records]
+  supports = [len(item["supports"]) for item in records]
+  candidates = [len(item["candidates"]) for item in records]
+  doc_words = [len(doc.split()) for item in records for doc in item["supports"]]
+  stats = {"items": len(records)}
+  for name, values in (("words", words), ("supports", supports), ("candidates", candidates),
+                       ("words_per_support", doc_words)):
+    stats.update({f"{name}_mean": round(statistics.mean(values), 1),
+                  f"{name}_median": statistics.median(values),
+                  f"{name}_p90": _percentile(values, 90),
+                  f"{name}_min": min(values), f"{name}_max": max(values)})
+  return stats

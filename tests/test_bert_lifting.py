@@ -358,7 +358,7 @@ def test_init_checkpoint_accepts_a_bert_folder_and_checks_the_shape():
 def test_task_fine_tunes_from_a_bert_folder(tmp_path):
   from synthetic_data import wikihop as synthetic  # pylint: disable=g-import-not-at-top
   from tasks.wikihop.task import TASK  # pylint: disable=g-import-not-at-top
-  data = synthetic.ensure_demo_data(str(tmp_path / "data"), 8, 4, seed=0)
+  data = synthetic.ensure_demo_data(str(tmp_path / "data"), 8, 4, seed=0, preset="short")
   model = bert_lifting.etc_config_from_bert(bert_lifting.read_bert_config(FOLDER),
                                             local_radius=8, hidden_dropout_prob=0.0,
                                             # BERT's 64 positions, repeated

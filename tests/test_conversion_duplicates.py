@@ -31,7 +31,7 @@ def convert(tmp_path, name, path, directory, num_shards):
 
 def nq_files(tmp_path, copy_in_second=True):
   """Two gzipped NQ files of 6 examples; the second ends with a copy of the first's 3rd."""
-  records = nq_data.generate_examples(12, seed=5)
+  records = nq_data.generate_examples(12, seed=5, preset="short")
   files = [records[:6], records[6:] + ([records[2]] if copy_in_second else [])]
   os.makedirs(tmp_path / "nq", exist_ok=True)
   for i, lines in enumerate(files):
@@ -80,7 +80,7 @@ def test_a_conversion_without_repeated_ids_is_unchanged(tmp_path):
       str(tmp_path / "one"))
   assert {k: two[k] for k in sharded.COUNT_KEYS} == {k: one[k] for k in sharded.COUNT_KEYS}
   assert "ids" not in two and two["examples"] == 12 and not two["skipped"]
-  records = nq_data.generate_examples(12, seed=5)
+  records = nq_data.generate_examples(12, seed=5, preset="short")
   for k in range(2):
     with open(tmp_path / "two" / f"nq-0000{k}-of-00002.tfrecord.done.json") as f:
       ids = json.load(f)["ids"]

@@ -157,9 +157,9 @@ def test_ascii_only_batches(wide):
 @functools.lru_cache(maxsize=None)
 def _documents():
   """Long realistic texts: benchmark-style NQ pages and WikiHop documents."""
-  from synthetic_data import nq_benchmark, wikihop_benchmark  # pylint: disable=g-import-not-at-top
-  pages = [nq_benchmark.text_of(r) for r in nq_benchmark.generate_examples(3, seed=4)]
-  items = wikihop_benchmark.generate_examples(2, seed=4)
+  from synthetic_data import nq, wikihop  # pylint: disable=g-import-not-at-top
+  pages = [nq.text_of(r) for r in nq.generate_examples(3, seed=4)]
+  items = wikihop.generate_examples(2, seed=4)
   return tuple(pages + [s for item in items for s in item["supports"]])
 
 

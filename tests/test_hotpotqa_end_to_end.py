@@ -22,7 +22,7 @@ from tasks.hotpotqa.model import HotpotQaModel
 from tasks.hotpotqa.task import TASK
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CONFIG = os.path.join(ROOT, "configs", "hotpotqa", "tiny_long.yaml")
+CONFIG = os.path.join(ROOT, "configs", "hotpotqa", "tiny.yaml")
 TRAIN_FILE, DEV_FILE = "benchmark_train.json", "benchmark_dev.json"
 OVERRIDES = ["features.long_seq_len=1536", "features.global_seq_len=96",
              "train.num_train_steps=500", "train.warmup_steps=50"]

@@ -5,9 +5,12 @@ import numpy as np
 import pytest
 
 import hotpot_fixtures as hf
+from etc_realformer.data.span_tokenization import OffsetTokenizer
 from tasks.hotpotqa import official
 from tasks.hotpotqa import official_decode as od
 from tasks.hotpotqa.decode import ExampleOutput
+from tasks.hotpotqa.features import HotpotFeatureConfig
+from tasks.hotpotqa.inference import Predictor
 from tasks.hotpotqa.official_text import TextTokenizer
 
 LOW, HIGH = -20.0, 20.0
@@ -130,6 +133,45 @@ def test_threshold_is_the_first_with_the_best_joint_f1(case):
   assert threshold == pytest.approx(0.3)
   assert list(table) == pytest.approx(list(od.THRESHOLDS))
   assert table[threshold]["sp_f1"] == 1.0
+
+
+def test_min_supporting_facts(case):
+  example, f, tokenizer = case
+  zoe_1930 = _positions(f, "1930")[0]
+  # No sentence passes 0.5; the PARAGRAPH and title tokens are more probable but no facts.
+  output = _output(f, answer_type=0, begin={zoe_1930: 9.0}, end={zoe_1930: 9.0})
+  output.sp_logits[[8, 9, 12]] = [-3.0, -2.0, -1.0]
+  output.sp_logits[[6, 7]] = -0.5
+  assert od.decode_example(example, f, output, tokenizer) == ("", [])     # Google's
+  # At least one: the most probable sentence (Zoë's), which may then own the answer.
+  assert od.decode_example(example, f, output, tokenizer, min_supporting_facts=1) == (
+      "1930", [["Zoë", 0]])
+  _, sp = od.decode_example(example, f, output, tokenizer, min_supporting_facts=2)
+  assert sp == [["Ann", 1], ["Zoë", 0]]                 # in global order
+  _, sp = od.decode_example(example, f, output, tokenizer, min_supporting_facts=5)
+  assert sp == [["Ann", 0], ["Ann", 1], ["Zoë", 0]]     # no more than there are
+  # Enough pass the threshold: nothing is added.
+  output.sp_logits[[8, 9]] = HIGH
+  _, sp = od.decode_example(example, f, output, tokenizer, min_supporting_facts=1)
+  assert sp == [["Ann", 0], ["Ann", 1]]
+
+
+def test_threshold_search_and_predictor_honour_min_supporting_facts(case):
+  example, f, tokenizer = case
+  gold = [{"_id": "q1", "answer": "yes", "supporting_facts": [["Ann", 0]]}]
+  output = _output(f, answer_type=1)
+  output.sp_logits[8] = 1.0               # sigmoid 0.73: passes up to threshold 0.7
+  for minimum, sp_f1_at_1 in ((0, 0.0), (1, 1.0)):
+    _, table = od.choose_threshold([example], {"q1": f}, {"q1": output}, gold, tokenizer,
+                                   min_supporting_facts=minimum)
+    assert table[1.0]["sp_f1"] == sp_f1_at_1
+    predictor = Predictor(None, HotpotFeatureConfig(layout="official",
+                                                    min_supporting_facts=minimum),
+                          OffsetTokenizer(tokenizer))
+    _, table = predictor.choose_threshold([example], {"q1": f}, {"q1": output}, gold)
+    assert table[1.0]["sp_f1"] == sp_f1_at_1
+    prediction = predictor.make_predictions([example], {"q1": f}, {"q1": output}, 1.0)
+    assert prediction["sp"]["q1"] == [["Ann", 0]][:minimum]
 
 
 def test_examples_without_output_get_empty_predictions(case):

@@ -393,12 +393,161 @@ def test_layout_is_a_feature_setting():
   assert official.pop_stats(f) == {"long": 1 + pieces, "global": 6, "skipped": 0}
 
 
+# ------------------------------------------------------------------------ options (not Google's)
+
+
+def _hand_made(tmp_path, long_len, global_len, options=official.GOOGLE, **changes):
+  """Training features of hf's record (question 5 pieces; Ann: title 1, sentences 6 and 4
+  pieces; Zoë: title 1, sentence 6) with the hand-made vocabulary, and the converter's counts."""
+  tokenizer = TextTokenizer(hf.tokenizer(tmp_path).tokenizer)
+  f = official.convert_example(official.parse_raw_record(hf.raw_record(**changes), []),
+                               tokenizer, long_len, global_len, True, options=options)
+  return f, official.pop_stats(f)
+
+
+def test_question_and_title_caps(tmp_path):
+  record = dict(answer="1921", context=[["Ann is kind", ["Ann was born in 1921."]]],
+                supporting_facts=[["Ann is kind", 0]])
+  caps = official.ConverterOptions.of(_config(max_question_pieces=3, max_title_pieces=2))
+  assert caps == official.ConverterOptions(3, 2, False)
+  for options, question, title in ((official.GOOGLE, 5, 3), (caps, 3, 2)):
+    f, _ = _hand_made(tmp_path, 64, 16, options, **record)
+    types = f["long_token_type_ids"].tolist()
+    assert (types.count(official.QUESTION_TYPE), types.count(official.TITLE_TYPE)) == (
+        question, title)
+    want = (["[CLS]", "who", "was", "born", "first", "?"][:1 + question]
+            + ["ann", "is", "kind"][:title])
+    assert f["long_tokens"][:1 + question + title] == want
+    assert len(f["global_tokens"]) == 1 + question + 3       # PARAGRAPH, title, sentence
+  # Prediction and training conversion take the caps from the feature config.
+  config = _config(max_question_pieces=3, max_title_pieces=2)
+  example = official.parse_raw_record(hf.raw_record(**record), [])
+  (f,) = official.prediction_features([example], hf.tokenizer(tmp_path), config,
+                                      log=lambda _: None)
+  (g,) = official.training_features([example], hf.tokenizer(tmp_path), config,
+                                    official.ReadReport(path="train.json"), collections.Counter())
+  for features in (f, g):
+    assert features["long_token_type_ids"].tolist().count(official.QUESTION_TYPE) == 3
+    assert features["long_token_type_ids"].tolist().count(official.TITLE_TYPE) == 2
+  # Google finds the answer in the title; capped, "kind" is no longer written, so not found.
+  record["answer"] = "kind"
+  f, _ = _hand_made(tmp_path, 64, 16, **record)
+  assert f["long_token_type_ids"][int(f["answer_begins"][0])] == official.TITLE_TYPE
+  with pytest.raises(official.Dropped, match="answer not found"):
+    _hand_made(tmp_path, 64, 16, caps, **record)
+
+
+def test_keep_longest_first_is_the_package_rule():
+  # question 5, Ann: title 1 + sentences 6, 4; Zoë: title 1 + sentence 6 (24 long, 13 global)
+  keep = lambda long_len, global_len: official.keep_longest_first(5, [1, 1], [[6, 4], [6]],
+                                                                  long_len, global_len)
+  assert keep(24, 13) == [2, 1]
+  assert keep(20, 64) == keep(64, 12) == [1, 1]   # the longest (Ann) loses its last sentence
+  assert keep(16, 64) == [1, 0]                   # then on a tie (7, 7) the later paragraph
+  assert keep(7, 64) == [0, -1]                   # no sentence left: paragraphs from the end
+  assert keep(3, 64) == [-1, -1]                  # the question alone does not fit
+
+
+@pytest.mark.parametrize("long_len, global_len", [(20, 64), (64, 12)])
+def test_truncate_longest_paragraphs(tmp_path, long_len, global_len):
+  option = official.ConverterOptions.of(_config(truncate_longest_paragraphs=True))
+  for options, sentence_ids, supporting in (
+      # Google: items in order until one does not fit: Zoë's sentence is left out.
+      (official.GOOGLE, [0, 1, -1, -1], [1, 1, 1, 0, 1, 1]),
+      # The option: Ann (11 pieces) is the longest and loses its last sentence instead.
+      (option, [0, -1, -1, 0], [1, 1, 1, 1, 1, 1])):
+    f, stats = _hand_made(tmp_path, long_len, global_len, options)
+    assert stats["skipped"] == 1
+    # global: [CLS], 5 question, PARAGRAPH Ann, title, sentence(s), PARAGRAPH Zoë, title, ...
+    assert f["global_sentence_ids"][8:12].tolist() == sentence_ids
+    assert f["supporting_facts"][6:12].tolist() == supporting
+    assert ("1930" in f["long_tokens"]) == (options != official.GOOGLE)   # Zoë's sentence
+  # The conversion takes the option from the feature config.
+  (f,) = official.prediction_features(
+      [official.parse_raw_record(hf.raw_record(), [])], hf.tokenizer(tmp_path),
+      _config(long_seq_len=long_len, global_seq_len=global_len, truncate_longest_paragraphs=True),
+      log=lambda _: None)
+  assert f["global_sentence_ids"][8:12].tolist() == [0, -1, -1, 0]
+  # Paragraphs go whole from the end: Zoë writes no PARAGRAPH token; its sentence is counted.
+  f, stats = _hand_made(tmp_path, 7, 64, option, supporting_facts=[["Ann", 0]])
+  assert f["global_paragraph_ids"][6:9].tolist() == [0, 0, -1] and stats["skipped"] == 4
+  # The answer is searched in written items only (Google's rule writes Ann's second sentence).
+  record = dict(answer="kind", supporting_facts=[["Ann", 1]])
+  f, _ = _hand_made(tmp_path, 20, 64, **record)
+  assert f["long_tokens"][int(f["answer_begins"][0])] == "kind"
+  with pytest.raises(official.Dropped, match="answer not found"):
+    _hand_made(tmp_path, 20, 64, option, **record)
+
+
+def test_span_loss_in_sentences():
+  # long: [CLS] (type 1, no paragraph), a question piece, a title piece, two sentence pieces,
+  # padding. Row 0 a span answer (3, 4); row 1 "yes" at (0, 0), the [CLS].
+  types = [[1, 3, 2, 1, 1, 0]] * 2
+  paragraphs = [[-1, -1, 2, 2, 2, -1]] * 2
+  logits = np.array([[2.0, 1.0, 0.5, 3.0, -1.0, 4.0], [1.5, 0.0, 2.0, -0.5, 1.0, 0.0]])
+  begins, ends = np.array([3, 0]), np.array([4, 0])
+  batch = {"long_token_type_ids": tf.constant(types), "long_paragraph_ids": tf.constant(paragraphs),
+           "supporting_facts": tf.zeros([2, 4], tf.int32), "answer_types": tf.constant([0, 1]),
+           "answer_begins": tf.constant(begins), "answer_ends": tf.constant(ends)}
+  outputs = {"sp_logits": tf.zeros([2, 4]), "answer_type_logits": tf.zeros([2, 3]),
+             "begin_logits": tf.constant(logits, tf.float32),
+             "end_logits": tf.constant(logits[:, ::-1].copy(), tf.float32)}
+
+  def ce(row, target, positions):   # -log softmax over `positions` at `target`
+    x = row[positions]
+    return -(row[target] - np.log(np.exp(x).sum()))
+  everything, inside = list(range(6)), [2, 3, 4]
+  model_config = TASK.parse_sections({"model": TINY, "features": {}, "train": {}})[0]
+  google = TASK.build_model(model_config, _config())
+  masked = TASK.build_model(model_config, _config(span_loss_in_sentences=True))
+  assert masked.span_loss_in_sentences and not google.span_loss_in_sentences
+  assert masked.get_config()["span_loss_in_sentences"] is True
+  got = google.compute_losses(batch, outputs)
+  np.testing.assert_allclose(got["begin_loss"].numpy(), np.mean(
+      [ce(logits[0], 3, everything), ce(logits[1], 0, everything)]), rtol=1e-6)
+  got = masked.compute_losses(batch, outputs)
+  # row 1's target (the [CLS]) is outside the softmax: it adds 0, the batch mean still over 2
+  np.testing.assert_allclose(got["begin_loss"].numpy(), ce(logits[0], 3, inside) / 2, rtol=1e-6)
+  np.testing.assert_allclose(got["end_loss"].numpy(), ce(logits[0, ::-1], 4, inside) / 2,
+                             rtol=1e-6)
+
+
+def test_options_defaults_refusals_and_etc_configs():
+  for option, value in (("truncate_longest_paragraphs", True), ("span_loss_in_sentences", True),
+                        ("min_supporting_facts", 1)):
+    with pytest.raises(ValueError, match=f"^{option}: an option of the official layout"):
+      HotpotFeatureConfig(**{option: value})
+    assert getattr(HotpotFeatureConfig(layout="official", **{option: value}), option) == value
+  with pytest.raises(ValueError, match="max_title_pieces: must be 0 or a positive integer"):
+    HotpotFeatureConfig(layout="official", max_title_pieces=-1)
+  # Nothing said: Google's behaviour (no caps) in the official layout, 64 / 32 in the package one.
+  assert official.ConverterOptions.of(HotpotFeatureConfig(layout="official")) == official.GOOGLE
+  package = HotpotFeatureConfig()
+  assert (package.max_question_pieces, package.max_title_pieces) == (64, 32)
+  tiny = TASK.load_run_config(os.path.join(ROOT, "configs", "hotpotqa", "tiny.yaml"))["features"]
+  caps = (tiny["max_question_pieces"], tiny["max_title_pieces"])   # explicit: read as they are
+  config = HotpotFeatureConfig(**tiny)
+  assert min(caps) > 0 and (config.max_question_pieces, config.max_title_pieces) == caps
+  explicit = {"max_question_pieces": 0, "max_title_pieces": 0,
+              "truncate_longest_paragraphs": False, "span_loss_in_sentences": False,
+              "min_supporting_facts": 0}
+  for name in ("etc_base", "etc_large"):
+    features = TASK.load_run_config(os.path.join(ROOT, "configs", "hotpotqa",
+                                                 f"{name}.yaml"))["features"]
+    assert {key: features[key] for key in explicit} == explicit, name
+    for key, value in explicit.items():
+      assert type(features[key]) is type(value), (name, key)
+    config = HotpotFeatureConfig(**features)
+    assert config.layout == "official" and official.ConverterOptions.of(config) == official.GOOGLE
+
+
 # ------------------------------------------------------------------------ the task
 
 
 def test_finetune_export_and_predict_with_the_official_layout(tmp_path):
   """convert -> train -> dev threshold -> export -> predict through the export, official."""
-  files = synthetic_hotpotqa.ensure_demo_data(str(tmp_path / "data"), 12, 4, seed=0)
+  files = synthetic_hotpotqa.ensure_demo_data(str(tmp_path / "data"), 12, 4, seed=0,
+                                              preset="short")
   config = TASK.load_run_config(os.path.join(ROOT, "configs", "hotpotqa", "tiny.yaml"))
   config["model"].update(num_hidden_layers=1, hidden_size=16, intermediate_size=32)
   config["features"].update(layout="official", long_seq_len=512, global_seq_len=64)

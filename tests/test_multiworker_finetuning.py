@@ -171,7 +171,7 @@ def _overrides(data, num_train_steps=STEPS):
           "model.num_hidden_layers": 1, "model.num_attention_heads": 2,
           "model.hidden_dropout_prob": 0.0,   # dropout masks differ between the ranks
           "model.attention_probs_dropout_prob": 0.0,
-          "features.global_seq_len": 64,
+          "features.long_seq_len": 256, "features.global_seq_len": 64,
           "train.batch_size": 4, "train.num_train_steps": num_train_steps,
           "train.warmup_steps": 0, "train.learning_rate": 0.001, "train.log_every": 1,
           "train.checkpoint_every": 100, "train.num_conversion_shards": 2}
@@ -188,7 +188,7 @@ def _finetune(data, output_dir, num_train_steps=STEPS):
 @pytest.mark.slow
 def test_two_horovod_ranks_from_raw_files_convert_once_match_one_process_and_resume(
     tmp_path, monkeypatch):
-  data = synthetic.ensure_demo_data(str(tmp_path / "data"), 24, 4, seed=0)
+  data = synthetic.ensure_demo_data(str(tmp_path / "data"), 24, 4, seed=0, preset="short")
   one, two = str(tmp_path / "one"), str(tmp_path / "two")
   # The reference: one process, in this one (the export is not needed here).
   monkeypatch.setattr(WIKIHOP, "export_model", lambda *args, **kwargs: None)

@@ -22,7 +22,7 @@ from tasks.nq import metrics as metrics_lib
 from tasks.nq.task import TASK
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CONFIG = os.path.join(ROOT, "configs", "nq", "tiny_long.yaml")
+CONFIG = os.path.join(ROOT, "configs", "nq", "tiny.yaml")
 OVERRIDES = ["train.num_train_steps=400", "train.warmup_steps=40", "train.checkpoint_every=400"]
 DEV_FILE = "nq-benchmark-dev.jsonl.gz"
 HELD_OUT = ("dev_unseen_templates", "test_unseen_templates")
@@ -185,7 +185,10 @@ def test_evaluate_cli_scores_and_rejects_bad_files(tmp_path):
 
 
 def test_simplified_training_file_gives_the_same_windows(tmp_path):
-  files = synthetic.write_dataset(str(tmp_path / "data"), num_train=12, num_dev=2, seed=3)
+  records = synthetic.generate_examples(12, seed=3, preset="short")
+  files = {"train": nf.write_jsonl_gz(records, str(tmp_path / "train.jsonl.gz")),
+           "train_simplified": nf.write_jsonl_gz([synthetic.to_simplified(r) for r in records],
+                                                 str(tmp_path / "train-simplified.jsonl.gz"))}
   tok = nf.tokenizer(tmp_path)
   vocab_file = str(tmp_path / "vocab.txt")
   config = fl.NqFeatureConfig(long_seq_len=128, global_seq_len=32, doc_stride=64,

@@ -140,9 +140,10 @@ def test_bad_gold_files_are_named(tmp_path):
 
 def test_synthetic_dev_gold_through_the_export_path_scores_one(tmp_path):
   from synthetic_data import nq as synthetic   # pylint: disable=import-outside-toplevel
-  path = synthetic.write_jsonl_gz(synthetic.generate_examples(80, seed=5, num_annotations=5),
-                                  str(tmp_path / "dev.jsonl.gz"))
-  # The demo's window shapes (configs/nq/tiny.yaml): several windows per document.
+  # Dev-like pages of the short preset (5 annotations, every answer kind).
+  path = nf.write_jsonl_gz(synthetic.generate_examples(80, seed=5, split="dev", preset="short"),
+                           str(tmp_path / "dev.jsonl.gz"))
+  # Short windows: several windows per document.
   config = fl.NqFeatureConfig(long_seq_len=256, global_seq_len=48, doc_stride=128,
                               max_question_pieces=24)
   predictions = oracle_predictions(path, nf.tokenizer(tmp_path), config)

@@ -18,7 +18,7 @@ FOLDER = os.path.join(os.path.dirname(__file__), "fixtures", "official_etc", "re
 
 @pytest.mark.slow
 def test_wikihop_fine_tunes_from_an_official_checkpoint(tmp_path):
-  data = synthetic.ensure_demo_data(str(tmp_path / "data"), 16, 8, seed=0)
+  data = synthetic.ensure_demo_data(str(tmp_path / "data"), 16, 8, seed=0, preset="short")
   model = official_checkpoint.read_official_config(os.path.join(FOLDER, "model.ckpt")).to_dict()
   model.update(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
   run_config = {

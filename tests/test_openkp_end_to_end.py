@@ -14,7 +14,7 @@ import pytest
 from tasks.openkp.task import TASK
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CONFIG = os.path.join(ROOT, "configs", "openkp", "tiny_long.yaml")
+CONFIG = os.path.join(ROOT, "configs", "openkp", "tiny.yaml")
 DEV_FILE = "OpenKPBenchmarkDev.jsonl"
 
 

@@ -166,12 +166,13 @@ def test_lift_command_writes_the_vocabulary_and_the_same_encoder(minilm, inputs,
 
 def test_finetune_from_the_folder_with_one_switch(minilm, tmp_path):
   from synthetic_data import wikihop as synthetic  # pylint: disable=import-outside-toplevel
-  data = synthetic.ensure_demo_data(str(tmp_path / "data"), 8, 4, seed=0)
+  data = synthetic.ensure_demo_data(str(tmp_path / "data"), 8, 4, seed=0, preset="short")
   out = str(tmp_path / "run")
   sets = [f"train.train_file={data['train']}", "train.dev_file=",
           f"train.init_checkpoint={minilm}", "model.from_init_checkpoint=true",
           "train.num_train_steps=2", "train.batch_size=2", "train.learning_rate=1e-9",
-          "train.warmup_steps=0", "train.checkpoint_every=2", "train.log_every=1"]
+          "train.warmup_steps=0", "train.checkpoint_every=2", "train.log_every=1",
+          "features.long_seq_len=256", "features.global_seq_len=96"]   # the short preset's size
   result = subprocess.run(
       [sys.executable, "-m", "tasks.wikihop", "finetune", "--config=configs/wikihop/tiny.yaml",
        f"--output_dir={out}"] + [f"--set={s}" for s in sets],

@@ -4,6 +4,7 @@ shard, a corrupt record is counted and not fatal, and memory does not grow with 
 Sharded reading (tfrecords.make_dataset): training workers read disjoint shards covering all."""
 
 import collections
+import dataclasses
 import gzip
 import importlib
 import json
@@ -70,20 +71,22 @@ def write_json(path, records):
 
 def hotpotqa_input(tmp_path, num=30):
   """Questions with a duplicate _id, an unlabelled record and a record that is not an object."""
-  records = hotpot_data.generate_examples(num, seed=1)
+  records = hotpot_data.generate_examples(num, seed=1, preset="short")
   return write_json(tmp_path / "hotpot.json",
                     records + [records[2], dict(records[3], _id="no-answer", answer=""), 7])
 
 
 def wikihop_input(tmp_path):
-  items = wikihop_data.generate_examples(30, seed=1)
+  items = wikihop_data.generate_examples(30, seed=1, preset="short")
   return write_json(tmp_path / "wikihop.json",
                     items + [items[4], dict(items[5], id="x", answer="no such candidate"), "x"])
 
 
 def openkp_input(tmp_path):
   """Pages with repeated urls (the last usable record wins) and a line that is not JSON."""
-  pages = openkp_data.generate_pages(30, seed=1, duplicate_rate=0.2)
+  pages = openkp_data.generate_examples(30, seed=1, preset="short")
+  for i in range(5, 30, 5):   # pages 5, 10, ..., 25 repeat the url of the page three before
+    pages[i]["url"] = pages[i - 3]["url"]
   unusable_repeat = {k: v for k, v in pages[0].items() if k != "KeyPhrases"}
   usable_repeat = dict(pages[1], text=pages[1]["text"] + " again")
   lines = [json.dumps(p) for p in pages + [unusable_repeat, usable_repeat]]
@@ -92,9 +95,9 @@ def openkp_input(tmp_path):
   return str(path)
 
 
-def nq_input(tmp_path, num=24, files=2, page_words=0):
+def nq_input(tmp_path, num=24, files=2):
   """`files` gzipped shards; the first holds a line that is not JSON and a repeated id."""
-  records = nq_data.generate_examples(num, seed=5, page_words=page_words)
+  records = nq_data.generate_examples(num, seed=5, preset="short")
   per_file = -(-num // files)
   os.makedirs(tmp_path / "nq", exist_ok=True)
   for i in range(files):
@@ -139,12 +142,16 @@ def test_the_parts_of_an_input_hold_each_record_once(tmp_path, name, count):
 def test_two_worker_processes_give_the_records_and_counts_of_one(tmp_path):
   """`convert --num_workers=2` (spawned processes) against one worker, one shard, and whole
   input files per shard; the corrupt line and the repeated id are counted, not fatal."""
-  pattern, config = nq_input(tmp_path), tiny_features(task_of("nq"))
+  # Short windows (the short preset's pages are about 850 pieces): several per page.
+  windows = {"long_seq_len": 256, "global_seq_len": 48, "doc_stride": 128}
+  pattern = nq_input(tmp_path)
+  config = dataclasses.replace(tiny_features(task_of("nq")), **windows)
   tokenizer, vocab_file = nf.tokenizer(tmp_path), str(tmp_path / "vocab.txt")
   result = subprocess.run(
       [sys.executable, "-m", "tasks.nq", "convert", f"--input_file={pattern}",
        f"--output_dir={tmp_path / 'nq_two'}", f"--vocab_file={vocab_file}", "--num_shards=3",
-       "--num_workers=2"], cwd=ROOT, env=ENV, capture_output=True, text=True, check=False)
+       "--num_workers=2", *[f"--set=features.{k}={v}" for k, v in windows.items()]],
+      cwd=ROOT, env=ENV, capture_output=True, text=True, check=False)
   assert result.returncode == 0, result.stderr[-3000:]
   with open(tmp_path / "nq_two" / conversion.FEATURES_FILE) as f:
     two = json.load(f)
@@ -267,11 +274,9 @@ def test_memory_stays_flat_as_the_input_grows_tenfold(tmp_path, name):
 
 
 def test_synthetic_nq_pages_of_benchmark_length_are_valid_training_records():
-  assert nq_data.generate_examples(3, seed=2, page_words=0) == nq_data.generate_examples(3, 2)
-  for record in nq_data.generate_examples(4, seed=2, page_words=3000):
+  for record in nq_data.generate_examples(4, seed=2):  # benchmark preset: real NQ page lengths
     example = nq_reader.parse_record(record, with_labels=True, repairs=[])
-    words = sum(not html for html in example.is_html)
-    assert 3000 <= words < 3200 and example.annotations
+    assert sum(not html for html in example.is_html) >= 600 and example.annotations
 
 
 # ----------------------------------------------------------------------------- reading

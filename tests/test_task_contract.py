@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from etc_realformer.config import EtcConfig
 from tasks.common import feature_config
 from tasks.common.serving import TaskPredictor
 from tasks.common.task import Task
@@ -48,21 +49,19 @@ def test_each_task_implements_the_contract(name):
 
 
 @pytest.mark.parametrize("name", TASKS)
-def test_the_long_config_is_the_tiny_model_at_etc_lengths(name):
-  # --data_style=benchmark runs tiny_long.yaml: the same encoder as tiny.yaml (so the shipped
-  # pretrained start loads), at 2,048 long tokens or more.
+def test_the_demo_config_is_the_pretrained_tiny_model_at_etc_lengths(name):
+  # One demo config per task, configs/<task>/tiny.yaml: the shipped pretrained encoder (its
+  # sizes are the pretraining config's) at 2,048 long tokens or more.
   task = importlib.import_module(f"tasks.{name}.task").TASK
-  short, long_ = (task.parse_sections(task.load_run_config(task.default_config(style)))
-                  for style in ("demo", "benchmark"))
-  assert task.default_config("benchmark").endswith(os.path.join(name, "tiny_long.yaml"))
-  assert long_[1].long_seq_len >= 2048 > short[1].long_seq_len
-  assert long_[2].init_checkpoint == short[2].init_checkpoint != ""
-  # The same weights as tiny.yaml; the masks, the local radius and the lengths are free.
-  free = ("use_hard_g2l_mask", "use_hard_l2g_mask", "local_radius")
-  assert ({k: v for k, v in long_[0].to_dict().items() if k not in free}
-          == {k: v for k, v in short[0].to_dict().items() if k not in free})
-  with pytest.raises(ValueError, match="data_style 'long'"):
-    task.default_config("long")
+  model, features, train = task.parse_sections(task.load_run_config(task.default_config()))
+  assert task.default_config().endswith(os.path.join(name, "tiny.yaml"))
+  assert features.long_seq_len >= 2048 and train.init_checkpoint.endswith("tiny_english")
+  pretrained = EtcConfig.from_file(os.path.join(ROOT, "pretrained", "tiny_english",
+                                                "etc_config.json")).to_dict()
+  free = ("use_hard_g2l_mask", "use_hard_l2g_mask", "local_radius", "hidden_dropout_prob",
+          "attention_probs_dropout_prob", "share_feed_forward_params")
+  assert ({k: v for k, v in model.to_dict().items() if k not in free}
+          == {k: v for k, v in pretrained.items() if k not in free})
 
 
 def test_a_task_missing_part_of_the_contract_is_a_clear_error():

@@ -199,8 +199,8 @@ def test_unprepared_data_dir_gives_a_clear_error(tmp_path):
 
 def _nq_records():
   """Synthetic NQ records of all four question kinds: train-like (1 annotation) and dev-like."""
-  return (synthetic_nq.generate_examples(4, seed=11)
-          + synthetic_nq.generate_examples(4, seed=12, num_annotations=5))
+  return (synthetic_nq.generate_examples(6, seed=11, preset="short")
+          + synthetic_nq.generate_examples(6, seed=12, split="dev", preset="short"))
 
 
 def _as_tfds_numpy(record):
@@ -334,9 +334,9 @@ def test_nq_command_writes_a_file_the_nq_reader_accepts(nq_data_dir, tmp_path):
       cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
   assert result.returncode == 0, result.stderr[-3000:]
   assert "tfds:natural_questions/default:validation: 3 records read, 3 written" in result.stdout
-  assert "8 records read, 8 written" in result.stdout and "0 skipped" in result.stdout
+  assert "12 records read, 12 written" in result.stdout and "0 skipped" in result.stdout
   examples, report = nq_data.read_examples(output, with_labels=True)
-  assert report.examples == 8 and not report.skipped and not report.repaired
+  assert report.examples == 12 and not report.skipped and not report.repaired
   originals = {r["example_id"]: r for r in _nq_records()}
   with gzip.open(output, "rt", encoding="utf-8") as f:
     written = [json.loads(line) for line in f]

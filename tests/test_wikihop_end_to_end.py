@@ -14,7 +14,7 @@ import pytest
 from tasks.wikihop.task import TASK
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CONFIG = os.path.join(ROOT, "configs", "wikihop", "tiny_long.yaml")
+CONFIG = os.path.join(ROOT, "configs", "wikihop", "tiny.yaml")
 DEV_FILE = "benchmark_dev.json"
 OVERRIDES = ["features.long_seq_len=1024", "features.global_seq_len=128",
              "train.num_train_steps=600", "train.warmup_steps=60"]

@@ -1,4 +1,5 @@
-"""Synthetic WikiHop data: official format, determinism, justified answers, a weak baseline."""
+"""Synthetic WikiHop data, one generator in two presets: format, determinism, held-out template
+families, unseen names, justified answers, lengths, the demo files and their reuse."""
 
 import collections
 import hashlib
@@ -13,35 +14,63 @@ import pytest
 
 import hash_seeds
 
-from synthetic_data import lexicon
+from synthetic_data import lexicon, writer
 from synthetic_data import wikihop as synthetic
+from tasks.wikihop.data import read_examples
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KEYS = {"id", "query", "candidates", "supports", "answer"}
 # A capitalised (possibly multi-word) name, optionally after "the" (rivers).
 NAME = r"(?:the )?[A-Z][a-z]+(?: [A-Z][a-z]+)*"
+SLOT = re.compile(r"\{[A-Za-z0-9_]+\}")
+SHORT = synthetic.PRESET_SETTINGS["short"]
 
 
 @pytest.fixture(scope="module")
 def train():
-  return synthetic.generate_examples(300, seed=5, split="train")
+  return synthetic.generate_examples(60, seed=5, split="train")
 
 
 @pytest.fixture(scope="module")
 def dev():
-  return synthetic.generate_examples(300, seed=5 + synthetic.DEV_SEED_OFFSET, split="dev")
+  return synthetic.generate_examples(40, seed=5 + synthetic.DEV_SEED_OFFSET, split="dev")
+
+
+@pytest.fixture(scope="module")
+def held_out():
+  return synthetic.generate_examples(60, seed=7, split="dev_unseen_templates", names="unseen",
+                                     families=synthetic.HELD_OUT_FAMILIES)
+
+
+@pytest.fixture(scope="module")
+def by_family():
+  """{family: 30 dev items written in that family only}."""
+  return {family: synthetic.generate_examples(30, seed=11 + i, split="dev", families=[family])
+          for i, family in enumerate(synthetic.FAMILIES)}
 
 
 @pytest.fixture(scope="module")
 def many():
-  return synthetic.generate_examples(500, seed=21)
+  """200 train items for the length and baseline statistics."""
+  return synthetic.generate_examples(200, seed=21)
+
+
+@pytest.fixture(scope="module")
+def short():
+  """The short preset: {"train": 300 items (its train family), "held_out": 150 items (its
+  held-out family, unseen names)}."""
+  return {"train": synthetic.generate_examples(300, seed=5, preset="short"),
+          "held_out": synthetic.generate_examples(
+              150, seed=7, split="dev_unseen_templates", names="unseen",
+              families=SHORT.held_out_families, preset="short")}
 
 
 # ----------------------------------------------------------------------------- helpers
 
 
-def _sentences(item):
-  return [s for doc in item["supports"] for s in re.split(r"(?<=\.)\s+", doc) if s]
+def _query(item):
+  relation, subject = item["query"].split(" ", 1)
+  return relation, subject
 
 
 def _has(text, name):
@@ -50,62 +79,35 @@ def _has(text, name):
   return re.search(r"(?<!\w)" + words + r"(?!\w)", text, re.IGNORECASE) is not None
 
 
-def _query(item):
-  relation, subject = item["query"].split(" ", 1)
-  return relation, subject
-
-
 def _strip_the(name):
   return name[4:] if name.lower().startswith("the ") else name
 
 
-def _justification(item):
-  """"single" if a sentence names subject and answer, "two" if a bridge links them, else None.
-
-  A bridge is a name in a sentence about the subject that starts a sentence naming the answer.
-  """
-  _, subject = _query(item)
-  answer = item["answer"]
-  sentences = _sentences(item)
-  if any(_has(s, subject) and _has(s, answer) for s in sentences):
-    return "single"
-  for s in sentences:
-    if not _has(s, subject):
-      continue
-    for name in re.findall(NAME, s):
-      bridge = _strip_the(name)
-      if bridge.lower() == subject or _has(bridge, subject):
-        continue
-      for other in sentences:
-        if _strip_the(other).lower().startswith(bridge.lower() + " ") and _has(other, answer):
-          return "two"
-  return None
+def _fact_regex(template):
+  """A regex for a fact template: named groups s and o, pronouns, years and dates."""
+  slots = {"{s}": f"(?P<s>{NAME})", "{o}": f"(?P<o>{NAME})", "{t}": r"(?<![A-Za-z] )",
+           "{P}": "(?:He|She|It)", "{p}": "(?:he|she|it)", "{pos}": "(?:his|her|its)",
+           "{y}": r"\d{4}", "{date}": r"[^.]+?"}
+  parts = re.split(r"(\{[A-Za-z]+\})", template)
+  return re.compile("".join(slots[p] if p in slots else re.escape(p) for p in parts))
 
 
-def _fact_patterns():
-  """(regex, relation) for every fact template, with named subject and object groups."""
-  patterns = []
-  for (relation, _), templates in synthetic.FACT_TEMPLATES.items():
-    for template in templates:
-      parts = re.split(r"(\{[so]\})", template)
-      regex = "".join(f"(?P<{p[1]}>{NAME})" if p in ("{s}", "{o}") else re.escape(p)
-                      for p in parts)
-      patterns.append((re.compile(regex), relation))
-  return patterns
-
-
-FACT_PATTERNS = _fact_patterns()
+FACT_PATTERNS = [(_fact_regex(template), relation, template.startswith("{t}"))
+                 for family in synthetic.FAMILIES
+                 for (relation, _), templates in synthetic.FACT_TEMPLATES[family].items()
+                 for template in templates]
 
 
 def _facts(item):
-  """{(subject, relation)} -> set of objects stated in the supports (lower case)."""
+  """{(subject, relation): objects} stated in the supports (lower case). Infobox fields are
+  about the document's topic, named by its first sentence."""
   facts = collections.defaultdict(set)
-  for sentence in _sentences(item):
-    for pattern, relation in FACT_PATTERNS:
-      m = pattern.fullmatch(sentence)
-      if m:
-        s, o = (_strip_the(m.group(g)).lower() for g in ("s", "o"))
-        facts[(s, relation)].add(o)
+  for doc in item["supports"]:
+    header = doc.split(". ", 1)[0]
+    for pattern, relation, topical in FACT_PATTERNS:
+      for m in pattern.finditer(doc):
+        subject = header if topical else m.group("s")
+        facts[(_strip_the(subject).lower(), relation)].add(_strip_the(m.group("o")).lower())
   return facts
 
 
@@ -120,194 +122,388 @@ def _derive(facts, subject, relation, depth=3):
   return values
 
 
+def _fragments(family):
+  """The fixed phrasing of a family's fact templates: the text between slots (lower case),
+  kept when it has two words or more or is an infobox field ("citizenship:")."""
+  out = set()
+  for templates in synthetic.FACT_TEMPLATES[family].values():
+    for template in templates:
+      for part in SLOT.split(template):
+        part = part.strip(" .,").lower()
+        if len(part.split()) >= 2 or part.endswith(":"):
+          out.add(part)
+  return out
+
+
+def _phrases(families):
+  return set().union(*[_fragments(f) for f in families])
+
+
+def _text(item):
+  return " ".join(item["supports"]).lower()
+
+
+def _words(text):
+  return set(re.findall(r"[a-z]+", text.lower()))
+
+
+def _template_words():
+  """Every lower-case word of the module's templates and word lists."""
+  texts = []
+  for family in synthetic.FAMILIES:
+    for table in (synthetic.FACT_TEMPLATES, synthetic.NEAR_MISS_TEMPLATES,
+                  synthetic.NOISE_TEMPLATES):
+      for templates in table[family].values():
+        texts.extend(templates)
+    texts.extend(synthetic.LIST_TEMPLATES[family])
+  for table in (synthetic.FILLER_TEMPLATES, synthetic.INFOBOX_FIELDS):
+    for templates in table.values():
+      texts.extend(templates)
+  texts.extend(synthetic.GENERIC_FILLER)
+  for words in synthetic._WORDS.values():
+    for value in (words.values() if isinstance(words, dict) else [words]):
+      texts.extend(value)
+  texts.extend(synthetic.MONTHS)
+  return {w for text in texts for w in _words(SLOT.sub(" ", text))}
+
+
+def _assert_official(items, split):
+  """The official fields and types; queries, candidates and answers as readers expect them."""
+  ids = [item["id"] for item in items]
+  assert ids[:2] == [f"WH_{split}_0", f"WH_{split}_1"] and len(set(ids)) == len(ids)
+  for item in items:
+    assert set(item) == (KEYS if split == "train" else KEYS | {"annotations"})
+    assert all(isinstance(item[k], str) for k in ("id", "query", "answer"))
+    assert all(isinstance(s, str) and s.strip() for s in item["supports"])
+    assert len(item["supports"]) >= synthetic.MIN_SUPPORTS
+    if split != "train":
+      assert all(isinstance(a, list) and all(isinstance(x, str) for x in a)
+                 for a in item["annotations"])
+    relation, subject = _query(item)
+    assert item["query"] == item["query"].lower() and relation in synthetic.RELATIONS
+    assert any(_has(s, subject) for s in item["supports"])
+    candidates = item["candidates"]
+    assert len(set(candidates)) == len(candidates) and 2 <= len(candidates)
+    assert all(c == c.lower() == c.strip() and c for c in candidates)
+    assert item["answer"] in candidates
+
+
+def _digests(paths):
+  out = {}
+  for split, path in paths.items():
+    with open(path, "rb") as f:
+      out[split] = hashlib.sha256(f.read()).hexdigest()
+  return out
+
+
+def _load(paths):
+  out = {}
+  for split, path in paths.items():
+    with open(path, encoding="utf-8") as f:
+      out[split] = json.load(f)
+  return out
+
+
 # ----------------------------------------------------------------------------- format
 
 
-def test_importing_does_not_load_tensorflow():
-  code = "import sys, synthetic_data.wikihop; print('tensorflow' in sys.modules)"
+def test_generating_does_not_load_tensorflow(tmp_path):
+  code = ("import sys; from synthetic_data import wikihop as g; "
+          f"g.ensure_demo_data({str(tmp_path / 'b')!r}, 3, 2, seed=1); "
+          f"g.ensure_demo_data({str(tmp_path / 's')!r}, 3, 2, seed=1, preset='short'); "
+          "print('tensorflow' in sys.modules)")
   out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                        text=True, check=True)
   assert out.stdout.strip() == "False"
 
 
-def test_items_have_the_official_fields_and_types(train, dev):
-  for split, items in (("train", train), ("dev", dev)):
+def test_the_public_interface():
+  assert synthetic.GENERATOR_VERSION == 1
+  assert synthetic.PRESETS == ("benchmark", "short") == tuple(synthetic.PRESET_SETTINGS)
+  assert len(synthetic.FAMILIES) >= 5 and len(set(synthetic.FAMILIES)) == len(synthetic.FAMILIES)
+  assert synthetic.TRAIN_FAMILIES + synthetic.HELD_OUT_FAMILIES == synthetic.FAMILIES
+  assert synthetic.TRAIN_FAMILIES and synthetic.HELD_OUT_FAMILIES
+  assert synthetic.SPLITS == ("train", "dev", "dev_unseen", "dev_unseen_templates",
+                              "test_unseen_templates")
+  for family in synthetic.FAMILIES:
+    assert set(synthetic.FACT_TEMPLATES[family]) == set(synthetic.FACT_KEYS)
+  benchmark = synthetic.PRESET_SETTINGS["benchmark"]
+  assert (benchmark.train_families, benchmark.held_out_families) == (
+      synthetic.TRAIN_FAMILIES, synthetic.HELD_OUT_FAMILIES)
+  # The short preset: the first train family and the first held-out family.
+  assert (SHORT.train_families, SHORT.held_out_families) == (("lead",), ("stub",))
+
+
+def test_items_have_the_official_fields(train, dev, held_out, short):
+  _assert_official(train, "train")
+  _assert_official(dev, "dev")
+  _assert_official(held_out, "dev_unseen_templates")
+  _assert_official(short["train"], "train")
+  _assert_official(short["held_out"], "dev_unseen_templates")
+
+
+def test_the_task_reader_reads_every_split_without_skips_or_repairs(tmp_path, train, dev,
+                                                                    held_out, short):
+  for name, items in (("train", train), ("dev", dev), ("held_out", held_out),
+                      ("short", short["train"]), ("short_held_out", short["held_out"])):
+    path = writer.write_json(str(tmp_path / f"{name}.json"), items)
+    for with_labels in (True, False):
+      examples, report = read_examples(path, with_labels=with_labels)
+      assert report.examples == len(items) == len(examples)
+      assert not report.skipped and not report.repaired, report.summary()
+    assert [e.answer for e in examples] == [i["answer"] for i in items]
+    assert all(e.label >= 0 for e in examples)
+
+
+def test_every_relation_and_family_occurs(by_family, many, short):
+  assert {_query(i)[0] for i in many} == set(synthetic.RELATIONS)
+  assert {_query(i)[0] for i in short["train"]} == set(synthetic.RELATIONS)
+  for family, items in by_family.items():
+    text = " ".join(_text(i) for i in items)
+    assert sum(p in text for p in _fragments(family)) >= 8, family
+
+
+def test_documents_do_not_repeat_a_sentence(by_family, short):
+  for items in list(by_family.values()) + [short["train"]]:
     for item in items:
-      assert set(item) == (KEYS | {"annotations"} if split == "dev" else KEYS)
-      assert isinstance(item["id"], str)
-      assert isinstance(item["query"], str)
-      assert isinstance(item["answer"], str)
-      assert isinstance(item["candidates"], list)
-      assert all(isinstance(c, str) for c in item["candidates"])
-      assert isinstance(item["supports"], list)
-      assert all(isinstance(s, str) and s.strip() for s in item["supports"])
-      if split == "dev":
-        assert isinstance(item["annotations"], list)
-        assert all(isinstance(a, list) and all(isinstance(x, str) for x in a)
-                   for a in item["annotations"])
+      for doc in item["supports"]:
+        sentences = [s for s in re.split(r"(?<=\.)\s+", doc) if s]
+        assert len(set(sentences)) == len(sentences), doc
 
 
-def test_ids_are_unique_with_the_split_prefix(train, dev):
-  for split, items in (("train", train), ("dev", dev)):
-    ids = [item["id"] for item in items]
-    assert len(set(ids)) == len(ids)
-    assert all(re.fullmatch(rf"WH_{split}_\d+", i) for i in ids)
-  assert [item["id"] for item in dev[:3]] == ["WH_dev_0", "WH_dev_1", "WH_dev_2"]
-
-
-def test_query_is_a_known_relation_and_a_lower_case_subject(train):
-  relations = set()
-  for item in train:
-    assert item["query"] == item["query"].lower() == item["query"].strip()
-    relation, subject = _query(item)
-    assert relation in synthetic.RELATIONS
-    assert re.fullmatch(r"[a-z]+(?:_[a-z]+)*", relation)
-    assert subject and subject == subject.strip() and "  " not in subject
-    assert any(_has(s, subject) for s in item["supports"])
-    relations.add(relation)
-  assert len(synthetic.RELATIONS) >= 6
-  assert relations == set(synthetic.RELATIONS)
-
-
-def test_candidates_are_distinct_lower_case_and_contain_the_answer(train, dev):
-  for item in train + dev:
-    candidates = item["candidates"]
-    assert len(set(candidates)) == len(candidates)
-    assert 2 <= len(candidates) <= 40
-    for c in candidates:
-      assert c == c.lower() == c.strip() and c
-    assert item["answer"] in candidates
-    assert item["answer"] == item["answer"].lower()
-
-
-def test_max_candidates_is_respected():
-  for limit in (2, 6):
-    items = synthetic.generate_examples(150, seed=2, max_candidates=limit)
-    counts = [len(item["candidates"]) for item in items]
-    assert max(counts) <= limit and min(counts) == 2
-  assert {len(i["candidates"]) for i in synthetic.generate_examples(20, max_candidates=2)} == {2}
-
-
-def test_supports_are_short_wiki_like_documents(many):
-  words = []
-  for item in many:
-    assert 2 <= len(item["supports"]) <= synthetic.MAX_SUPPORTS
-    for doc in item["supports"]:
-      sentences = re.split(r"(?<=\.)\s+", doc)
-      assert 1 <= len(sentences) <= synthetic.MAX_SENTENCES, doc
-      for s in sentences:
-        assert s[0].isupper() and s.endswith("."), s
-    words.append(sum(len(doc.split()) for doc in item["supports"]))
-  assert statistics.median(words) < 100
-  assert sum(w < 150 for w in words) / len(words) >= 0.85
-  assert max(words) <= synthetic.MAX_WORDS + 20
-  assert any(w > 250 for w in words)  # a few long items exercise truncation
-
-
-def test_some_names_have_two_words_capitalised_in_the_supports(many):
-  multi_candidates = [c for item in many for c in item["candidates"] if " " in c]
-  multi_subjects = [_query(item)[1] for item in many if " " in _query(item)[1]]
-  assert len(multi_candidates) > 100 and len(multi_subjects) > 50
-  for item in many[:100]:
+def test_names_are_capitalised_in_the_supports_and_some_have_two_words(short):
+  items = short["train"]
+  assert sum(" " in _query(i)[1] for i in items) > 50
+  for item in items[:100]:
     text = " ".join(item["supports"])
     for name in [_query(item)[1]] + item["candidates"]:
       for m in re.finditer(r"(?<!\w)" + re.escape(name) + r"(?!\w)", text, re.IGNORECASE):
         assert m.group(0) == " ".join(w.capitalize() for w in name.split()), m.group(0)
 
 
-def test_dev_has_annotations_and_train_has_none(train, dev):
-  assert all("annotations" not in item for item in train)
-  assert all("annotations" in item for item in dev)
+def test_the_answer_is_anywhere_in_the_candidate_list(many, short):
+  for items in (many, short["train"]):
+    first = statistics.mean(i["candidates"].index(i["answer"]) == 0 for i in items)
+    expected = statistics.mean(1 / len(i["candidates"]) for i in items)
+    assert abs(first - expected) < 0.08
+    relative = statistics.mean(i["candidates"].index(i["answer"]) / (len(i["candidates"]) - 1)
+                               for i in items)
+    assert 0.4 < relative < 0.6
 
 
 # ----------------------------------------------------------------------------- determinism
 
 
-def test_same_arguments_give_identical_items():
-  a = synthetic.generate_examples(40, seed=3, split="dev", max_candidates=12)
-  b = synthetic.generate_examples(40, seed=3, split="dev", max_candidates=12)
-  assert a == b
-  assert json.dumps(a) == json.dumps(b)
-
-
-def digests_across_hash_seeds(code):
-  return hash_seeds.outputs_under_hash_seeds(code)
-
-
-def test_items_do_not_depend_on_the_process_hash_seed():
-  code = ("import hashlib, json; from synthetic_data import wikihop as synthetic; "
-          "items = synthetic.generate_examples(60, seed=9, split='dev'); "
-          "print(hashlib.sha256(json.dumps(items).encode()).hexdigest())")
-  assert len(digests_across_hash_seeds(code)) == 1
-
-
-def test_different_seeds_give_different_items():
-  a = synthetic.generate_examples(40, seed=3)
-  b = synthetic.generate_examples(40, seed=4)
-  assert [i["query"] for i in a] != [i["query"] for i in b]
+@pytest.mark.parametrize("preset", synthetic.PRESETS)
+def test_same_arguments_give_identical_items(preset):
+  a = synthetic.generate_examples(8, seed=3, split="dev", families=synthetic.FAMILIES,
+                                  preset=preset)
+  assert json.dumps(a) == json.dumps(synthetic.generate_examples(
+      8, seed=3, split="dev", families=synthetic.FAMILIES, preset=preset))
+  b = synthetic.generate_examples(8, seed=4, split="dev", families=synthetic.FAMILIES,
+                                  preset=preset)
   assert sum(x["supports"] == y["supports"] for x, y in zip(a, b)) == 0
 
 
-def test_train_and_dev_differ(train, dev):
-  assert not {i["id"] for i in train} & {i["id"] for i in dev}
-  assert not {json.dumps(i["supports"]) for i in train} & {json.dumps(i["supports"]) for i in dev}
-  assert [i["query"] for i in train] != [i["query"] for i in dev]
+def test_items_and_names_do_not_depend_on_the_process_hash_seed():
+  code = ("import hashlib, json; from synthetic_data import wikihop as g; "
+          "data = [g.LEXICON, g.UNSEEN_LEXICON] + [g.generate_examples("
+          "10, seed=9, split='dev_unseen', names='unseen', families=g.FAMILIES, preset=p) "
+          "for p in g.PRESETS]; "
+          "print(hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest())")
+  assert len(hash_seeds.outputs_under_hash_seeds(code)) == 1
 
 
-def test_the_lexicon_is_shared_by_every_seed(train, dev):
-  """Names come from one fixed lexicon, so dev's words are (nearly all) seen in train."""
-  def vocabulary(items):
-    return {w for i in items for doc in i["supports"] for w in re.findall(r"[a-z]+", doc.lower())}
-  train_words, dev_words = vocabulary(train), vocabulary(dev)
-  assert len(dev_words - train_words) / len(dev_words) < 0.05
+def test_benchmark_output_is_pinned(tmp_path):
+  """The sha256 of the benchmark preset's items and demo files as the benchmark-only generator
+  wrote them before the presets: measured results depend on these bytes."""
+  items = synthetic.generate_examples(8, seed=3, split="dev", families=synthetic.FAMILIES)
+  assert hashlib.sha256(json.dumps(items, sort_keys=True).encode()).hexdigest() == (
+      "4bd8d5fa5424e3878087f9224f6be9985af707f2d8a4e3e160d8912d41590af2")
+  paths = synthetic.ensure_demo_data(str(tmp_path), 6, 4, seed=2)
+  paths["info"] = os.path.join(str(tmp_path), synthetic.INFO_FILENAME)
+  assert _digests(paths) == {
+      "train": "33caab52c5d3295dce245a3aa9bce1afa47ebe4f3d2c9f970013f10a41e836d6",
+      "dev": "4ef1625b17eeb1ec239ee5ef7c9accc52c364e30649b26d8aed00c75ef261966",
+      "dev_unseen": "d7d48443c68da3cecab0db0d2293d53e6249b50203ba0bd4a189df31649800bb",
+      "dev_unseen_templates": "7cfd4d0487272eba99ec888d012717a45099262d5352f1138789804fa4cb90da",
+      "test_unseen_templates":
+          "b6c9b98cc8d763db368ed58a1667f279d23cb745086604151e4de7f948994cdc",
+      "info": "9f77c753e97b8add86de7e821025767438bba0d9a9b54f071476f1e91a1d5dd5"}
+
+
+# ----------------------------------------------------------------------------- families
+
+
+def test_held_out_phrasing_never_occurs_in_train_families(train, dev, by_family, held_out):
+  """No fact phrase of a held-out family occurs in a train-family item and vice versa."""
+  held_phrases = _phrases(synthetic.HELD_OUT_FAMILIES)
+  train_phrases = _phrases(synthetic.TRAIN_FAMILIES)
+  assert len(held_phrases) >= 30 and len(train_phrases) >= 30
+  assert not held_phrases & train_phrases
+  train_items = train + dev + [i for f in synthetic.TRAIN_FAMILIES for i in by_family[f]]
+  held_items = held_out + [i for f in synthetic.HELD_OUT_FAMILIES for i in by_family[f]]
+  for item in train_items:
+    assert not [p for p in held_phrases if p in _text(item)], item["id"]
+  for item in held_items:
+    assert not [p for p in train_phrases if p in _text(item)], item["id"]
+
+
+def test_the_short_preset_writes_only_its_two_families(short):
+  """Short train items are in "lead" only, short held-out items in "stub" only: every item uses
+  its family's phrasing and none of the phrases that only other families use."""
+  for items, family in ((short["train"], "lead"), (short["held_out"], "stub")):
+    own = _fragments(family)
+    others = _phrases(f for f in synthetic.FAMILIES if f != family) - own
+    for item in items:
+      text = _text(item)
+      assert any(p in text for p in own), item["id"]
+      assert not [p for p in others if p in text], item["id"]
+  # An explicit `families` is honoured by the short preset too.
+  items = synthetic.generate_examples(20, seed=1, families=["chronicle"], preset="short")
+  assert all(any(p in _text(i) for p in _fragments("chronicle")) for i in items)
+
+
+def test_fact_phrasing_never_occurs_outside_fact_sentences():
+  """Background prose, lists and infobox fields state no fact of any family, and the
+  distractors of one side of the split use no fact phrase of the other side."""
+  everywhere = [t for table in (synthetic.FILLER_TEMPLATES, synthetic.INFOBOX_FIELDS)
+                for templates in table.values() for t in templates]
+  everywhere += list(synthetic.GENERIC_FILLER)
+  everywhere += [t for family in synthetic.FAMILIES for t in synthetic.LIST_TEMPLATES[family]]
+  all_phrases = _phrases(synthetic.FAMILIES)
+  for template in everywhere:
+    assert not [p for p in all_phrases if p in template.lower()], template
+  for side, other in ((synthetic.TRAIN_FAMILIES, synthetic.HELD_OUT_FAMILIES),
+                      (synthetic.HELD_OUT_FAMILIES, synthetic.TRAIN_FAMILIES)):
+    phrases = _phrases(other)
+    for family in side:
+      for table in (synthetic.NEAR_MISS_TEMPLATES, synthetic.NOISE_TEMPLATES):
+        for templates in table[family].values():
+          for template in templates:
+            assert not [p for p in phrases if p in template.lower()], template
+
+
+def test_every_family_renders_every_fact_template():
+  """Each fact template renders with the slots it uses and is read back by its regex."""
+  rng = synthetic.random.Random(0)
+  world = synthetic._World(rng, synthetic.LEXICON)
+  for family in synthetic.FAMILIES:
+    for (relation, kind), templates in synthetic.FACT_TEMPLATES[family].items():
+      subject = world.new(kind)
+      obj = world.new(synthetic._object_kind(relation, kind))
+      for template in templates:
+        text = synthetic._render(rng, template, subject, obj)
+        m = _fact_regex(template).search(text)
+        assert m and _strip_the(m.group("o")) == _strip_the(obj.ref()), (template, text)
+        if not template.startswith("{t}"):
+          assert _strip_the(m.group("s")) == _strip_the(subject.ref()), (template, text)
+
+
+def test_distractor_sentences_state_no_fact():
+  """Near misses, plain distractors and lists, rendered with every kind of name (company names
+  end in words like "Works"), match no fact pattern of any family."""
+  rng = synthetic.random.Random(1)
+  world = synthetic._World(rng, synthetic.LEXICON)
+  entities = {kind: [world.new(kind) for _ in range(12)] for kind in synthetic.KINDS}
+  render = synthetic._render
+  rendered = []
+  for family in synthetic.FAMILIES:
+    for (relation, kind), templates in synthetic.NEAR_MISS_TEMPLATES[family].items():
+      objects = entities[synthetic._object_kind(relation, kind)]
+      rendered += [render(rng, t, s, o) for t in templates for s, o in zip(entities[kind], objects)]
+    for (group, kind), templates in synthetic.NOISE_TEMPLATES[family].items():
+      topics = {"agent": entities["person"] + entities["company"], "water": entities["water"],
+                "place": entities["town"] + entities["region"] + entities["country"]}[group]
+      objects = ([e for k in synthetic.KINDS for e in entities[k]] if kind == "any"
+                 else entities[kind])
+      rendered += [render(rng, t, s, o) for t in templates for s, o in zip(topics, objects)]
+    for template in synthetic.LIST_TEMPLATES[family]:
+      rendered += [render(rng, template, extra={"list": synthetic._name_list(entities[k][:4])})
+                   for k in synthetic.KINDS]
+  for text in rendered:
+    for pattern, _, _ in FACT_PATTERNS:
+      assert not pattern.search(text), (pattern.pattern, text)
+  # Infobox distractor fields use other field names than the facts.
+  fields = {t[len("{t}"):].split(":")[0]
+            for templates in synthetic.FACT_TEMPLATES["infobox"].values() for t in templates}
+  assert "Citizenship" in fields
+  for text in rendered:
+    assert ":" not in text or text.split(":")[0] not in fields, text
+
+
+# ----------------------------------------------------------------------------- names
+
+
+def test_the_unseen_lexicon_is_shaped_like_the_seen_one_and_shares_no_word():
+  seen, unseen = synthetic.LEXICON, synthetic.UNSEEN_LEXICON
+  assert list(unseen) == list(seen)
+  assert {k: len(v) for k, v in unseen.items()} == {k: len(v) for k, v in seen.items()}
+  assert not lexicon.words_of(unseen) & lexicon.words_of(seen)
+  # The template words are no name words (every one is reserved), so a name never reads as
+  # prose and vice versa.
+  assert _template_words() <= synthetic._template_words()
+  assert not synthetic._template_words() & (lexicon.words_of(seen) | lexicon.words_of(unseen))
+  # Building the unseen lexicon left LEXICON as its own seed makes it.
+  assert seen == lexicon.build_lexicon(synthetic._LEXICON_SEED, synthetic._SOUNDS,
+                                       synthetic._POOLS, max_length=10,
+                                       reserved=synthetic._template_words())
+  assert synthetic.LEXICONS == {"seen": seen, "unseen": unseen}
+
+
+def test_unseen_names_share_no_word_with_the_train_lexicon(train, held_out, short):
+  seen_words = lexicon.words_of(synthetic.LEXICON)
+  unseen_words = lexicon.words_of(synthetic.UNSEEN_LEXICON)
+  shared = {"lake", "river"} | {w.lower() for w in synthetic.COMPANY_SUFFIXES}
+  for item in held_out + short["held_out"]:
+    for name in [_query(item)[1]] + item["candidates"]:
+      assert not set(name.split()) & seen_words, name
+      assert set(name.split()) <= unseen_words | shared, name
+      assert set(name.split()) & unseen_words, name
+  for items in (train, short["train"]):
+    assert not {w for i in items for w in _words(" ".join(i["supports"]))} & unseen_words
+
+
+def test_the_seen_dev_shares_names_with_train(short):
+  """dev names entities from the train lexicon: nearly all its name words occur in train."""
+  train_words = {w for i in short["train"] for w in _words(" ".join(i["supports"]))}
+  dev = synthetic.generate_examples(150, seed=synthetic.DEV_SEED_OFFSET, split="dev",
+                                    preset="short")
+  seen_words = lexicon.words_of(synthetic.LEXICON)
+  dev_names = {w for item in dev for name in [_query(item)[1]] + item["candidates"]
+               for w in name.split()} & seen_words
+  assert len(dev_names) > 150
+  assert len(dev_names - train_words) / len(dev_names) < 0.1
 
 
 # ----------------------------------------------------------------------------- answers
 
 
-def test_every_answer_is_justified_by_the_supports(dev):
-  kinds = collections.Counter(_justification(item) for item in dev)
-  assert kinds[None] == 0, kinds
-  assert 0.15 <= kinds["two"] / len(dev) <= 0.45, kinds  # two_hop_rate = 0.3
+def test_stated_facts_give_exactly_the_answer(by_family, held_out, short):
+  for items in ([i for f in by_family.values() for i in f] + held_out, short["train"],
+                short["held_out"]):
+    hops = collections.Counter()
+    for item in items:
+      relation, subject = _query(item)
+      facts = _facts(item)
+      assert _derive(facts, subject, relation) == {item["answer"]}, item["id"]
+      hops["direct" if item["answer"] in facts.get((subject, relation), ()) else "bridge"] += 1
+    assert 0.2 <= hops["bridge"] / sum(hops.values()) <= 0.5, hops
 
 
-def test_stated_facts_give_exactly_the_answer(dev, many):
-  for item in dev + many:
-    relation, subject = _query(item)
-    facts = _facts(item)
-    assert _derive(facts, subject, relation) == {item["answer"]}, item
+def test_distractors_are_values_of_the_same_relation_for_other_subjects(by_family, short):
+  for items, least in ([i for f in by_family.values() for i in f], 0.85), (short["train"], 0.8):
+    with_confuser = 0
+    for item in items:
+      relation, subject = _query(item)
+      facts = _facts(item)
+      subjects = {s for s, _ in facts} - {subject}
+      values = set().union(*[_derive(facts, s, relation) for s in subjects] or [set()])
+      with_confuser += bool(values & (set(item["candidates"]) - {item["answer"]}))
+    assert with_confuser / len(items) > least
 
 
-def test_distractors_are_values_of_the_same_relation_for_other_subjects(dev):
-  with_confuser = 0
-  for item in dev:
-    relation, subject = _query(item)
-    facts = _facts(item)
-    subjects = {s for s, _ in facts} - {subject}
-    values = set().union(*[_derive(facts, s, relation) for s in subjects] or [set()])
-    with_confuser += bool(values & (set(item["candidates"]) - {item["answer"]}))
-  assert with_confuser / len(dev) > 0.9
-
-
-@pytest.mark.parametrize("rate", [0.0, 1.0])
-def test_two_hop_rate_controls_direct_statements(rate):
-  items = synthetic.generate_examples(120, seed=8, two_hop_rate=rate)
-  kinds = collections.Counter(_justification(item) for item in items)
-  if rate == 0.0:
-    assert kinds == {"single": len(items)}
-  else:
-    assert kinds == {"two": len(items)}
-  for item in items:
-    relation, subject = _query(item)
-    facts = _facts(item)
-    assert bool(facts.get((subject, relation))) == (rate == 0.0)
-    assert _derive(facts, subject, relation) == {item["answer"]}
-
-
-# ----------------------------------------------------------------------------- baseline
-
-
-def test_most_mentioned_candidate_counts_whole_words_case_insensitively():
+def test_count_mentions_and_the_most_mentioned_candidate():
   item = {"candidates": ["ann", "anna", "bo lund", "cara"],
           "supports": ["Anna met ANNA and anna. Annabel and Joanne stayed.",
                        "Bo Lund saw Cara. Bo Lund left; Bo Lundgren stayed."]}
@@ -316,308 +512,146 @@ def test_most_mentioned_candidate_counts_whole_words_case_insensitively():
   assert synthetic.most_mentioned_candidate(item) == "anna"
   item["candidates"] = ["ann", "cara"]
   assert synthetic.most_mentioned_candidate(item) == "cara"  # "ann" is never a whole word
-
-
-def test_most_mentioned_candidate_breaks_ties_by_candidate_order():
+  # Ties go to the earliest candidate.
   supports = ["Dax and Eli met. Eli and Dax left.", "Fen stayed."]
-  assert synthetic.most_mentioned_candidate(
-      {"candidates": ["fen", "dax", "eli"], "supports": supports}) == "dax"
-  assert synthetic.most_mentioned_candidate(
-      {"candidates": ["fen", "eli", "dax"], "supports": supports}) == "eli"
-  assert synthetic.most_mentioned_candidate(
-      {"candidates": ["gus", "hal"], "supports": supports}) == "gus"  # all zero
+  for candidates, best in ((["fen", "dax", "eli"], "dax"), (["fen", "eli", "dax"], "eli"),
+                           (["gus", "hal"], "gus")):
+    assert synthetic.most_mentioned_candidate(
+        {"candidates": candidates, "supports": supports}) == best
 
 
-def test_most_mentioned_baseline_is_weak_on_dev():
-  items = synthetic.generate_examples(300, seed=synthetic.DEV_SEED_OFFSET, split="dev")
-  accuracy = statistics.mean(
-      synthetic.most_mentioned_candidate(item) == item["answer"] for item in items)
-  assert 0.15 <= accuracy <= 0.6, accuracy
-  more = 0
-  for item in items:
-    counts = {c: synthetic.count_mentions(c, item["supports"]) for c in item["candidates"]}
-    answer_count = counts.pop(item["answer"])
-    more += any(n > answer_count for n in counts.values())
-  assert more / len(items) >= 0.4
+def test_most_mentioned_candidate_is_a_weak_baseline(many, short):
+  for items in (many, short["train"]):
+    accuracy = statistics.mean(synthetic.most_mentioned_candidate(i) == i["answer"]
+                               for i in items)
+    assert 0.15 <= accuracy <= 0.45, accuracy
+    mentioned = statistics.mean(synthetic.count_mentions(c, i["supports"]) > 0
+                                for i in items for c in i["candidates"])
+    assert mentioned > 0.9
+  several = statistics.mean(
+      sum(synthetic.count_mentions(c, [doc]) > 0 for doc in i["supports"]) > 1
+      for i in many for c in i["candidates"])
+  assert several > 0.3
 
 
-# ----------------------------------------------------------------------------- candidates
+# ----------------------------------------------------------------------------- lengths
 
 
-def test_candidate_counts_are_skewed_small_with_a_few_large(many):
-  counts = [len(item["candidates"]) for item in many]
-  assert min(counts) == 2 and max(counts) <= 40
-  assert any(n >= 30 for n in counts)
-  assert sum(n <= 12 for n in counts) / len(counts) >= 0.8
-  assert collections.Counter(counts).most_common(1)[0][0] <= 4
+def test_lengths_match_the_published_distribution(many):
+  """Welbl et al. 2018: supports median 11, tokens per support median 91, candidates median 14;
+  words per item here: median 1,000-1,400, p90 2,000-3,000, a tail past 3,000."""
+  stats = synthetic.length_statistics(many)
+  assert 1000 <= stats["words_median"] <= 1400, stats
+  assert 2000 <= stats["words_p90"] <= 3000, stats
+  assert stats["words_max"] > 3000, stats
+  assert 9 <= stats["supports_median"] <= 13 and stats["supports_min"] >= 3, stats
+  assert 70 <= stats["words_per_support_median"] <= 110, stats
+  assert 11 <= stats["candidates_median"] <= 17 and stats["candidates_min"] == 2, stats
+  assert stats["candidates_max"] <= synthetic.MAX_CANDIDATES
 
 
-def test_the_answer_is_anywhere_in_the_candidate_list(many):
-  first = statistics.mean(item["candidates"].index(item["answer"]) == 0 for item in many)
-  expected = statistics.mean(1 / len(item["candidates"]) for item in many)
-  assert abs(first - expected) < 0.08
-  relative = statistics.mean(item["candidates"].index(item["answer"]) /
-                             (len(item["candidates"]) - 1) for item in many)
-  assert 0.4 < relative < 0.6
+def test_held_out_families_have_similar_lengths(held_out):
+  stats = synthetic.length_statistics(held_out)
+  assert 800 <= stats["words_median"] <= 1600, stats
 
 
-def test_nearly_all_candidates_are_mentioned(many):
-  mentioned = total = 0
-  for item in many:
-    assert synthetic.count_mentions(item["answer"], item["supports"]) > 0
-    for c in item["candidates"]:
-      total += 1
-      mentioned += synthetic.count_mentions(c, item["supports"]) > 0
-  assert 0.9 <= mentioned / total < 1.0
+def test_the_short_preset_stays_small(short):
+  """About as long as the former short demo generator's items (mean 91 words, 5.5 supports,
+  7.3 candidates): fast tests train on it."""
+  for items in short.values():
+    stats = synthetic.length_statistics(items)
+    assert 75 <= stats["words_mean"] <= 120, stats
+    assert stats["words_p90"] <= 200 and stats["words_max"] <= 450, stats
+    assert 3 <= stats["supports_median"] <= 6 and stats["supports_max"] <= 15, stats
+    assert stats["words_per_support_median"] <= 25, stats
+    assert 3 <= stats["candidates_median"] <= 6, stats
+    assert stats["candidates_max"] <= SHORT.max_candidates
 
 
 # ----------------------------------------------------------------------------- files
 
 
-def test_write_dataset_round_trips_through_json(tmp_path):
-  paths = synthetic.write_dataset(str(tmp_path / "data"), 12, 7, seed=4, max_candidates=9)
-  assert set(paths) == {"train", "dev"}
-  assert os.path.basename(paths["train"]) == synthetic.TRAIN_FILENAME
-  assert os.path.basename(paths["dev"]) == synthetic.DEV_FILENAME
-  with open(paths["train"], encoding="utf-8") as f:
-    train = json.load(f)
-  with open(paths["dev"], encoding="utf-8") as f:
-    dev = json.load(f)
-  assert train == synthetic.generate_examples(12, seed=4, split="train", max_candidates=9)
-  assert dev == synthetic.generate_examples(7, seed=4 + synthetic.DEV_SEED_OFFSET, split="dev",
-                                            max_candidates=9)
-  with open(tmp_path / "data" / synthetic.INFO_FILENAME, encoding="utf-8") as f:
-    info = json.load(f)
-  assert info["generator_version"] == synthetic.GENERATOR_VERSION
-  assert (info["num_train"], info["num_dev"], info["seed"]) == (12, 7, 4)
-  assert sorted(os.listdir(tmp_path / "data")) == sorted(
-      [synthetic.TRAIN_FILENAME, synthetic.DEV_FILENAME, synthetic.INFO_FILENAME])
-
-
-def test_ensure_demo_data_reuses_matching_files(tmp_path):
-  directory = str(tmp_path)
-  paths = synthetic.ensure_demo_data(directory, 10, 5, seed=1)
-  mtimes = {k: os.stat(p).st_mtime_ns for k, p in paths.items()}
-  again = synthetic.ensure_demo_data(directory, 10, 5, seed=1)
-  assert again == paths
-  assert {k: os.stat(p).st_mtime_ns for k, p in again.items()} == mtimes
-  with open(paths["dev"], encoding="utf-8") as f:
-    assert len(json.load(f)) == 5
-  # Other sizes or a missing file regenerate.
-  synthetic.ensure_demo_data(directory, 10, 6, seed=1)
-  with open(paths["dev"], encoding="utf-8") as f:
-    assert len(json.load(f)) == 6
-  os.remove(paths["train"])
-  synthetic.ensure_demo_data(directory, 10, 6, seed=1)
-  with open(paths["train"], encoding="utf-8") as f:
-    assert json.load(f) == synthetic.generate_examples(10, seed=1)
-
-
-def test_bad_arguments_raise():
-  with pytest.raises(ValueError):
-    synthetic.generate_examples(2, split="test")
-  with pytest.raises(ValueError):
-    synthetic.generate_examples(2, max_candidates=1)
-  with pytest.raises(ValueError):
-    synthetic.generate_examples(2, two_hop_rate=1.5)
-
-
-# ----------------------------------------------------------------------------- unseen entities
-
-UNSEEN_SPLITS = {"dev_unseen": synthetic.UNSEEN_DEV_SEED_OFFSET,
-                 "test_unseen": synthetic.UNSEEN_TEST_SEED_OFFSET}
-
-
-def _words(text):
-  """The lower-case words of a text (as in `test_the_lexicon_is_shared_by_every_seed`)."""
-  return set(re.findall(r"[a-z]+", text.lower()))
-
-
-def _item_words(items):
-  return {w for item in items for text in [item["query"]] + item["candidates"] + item["supports"]
-          for w in _words(text)}
-
-
-DEMO_SIZES = (600, 150)  # train, dev (and each unseen split)
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-  """Files of `ensure_demo_data` (seed 0): {split: (path, raw text, items)}."""
-  directory = str(tmp_path_factory.mktemp("demo"))
-  files = {}
-  for split, path in synthetic.ensure_demo_data(directory, *DEMO_SIZES, seed=0).items():
-    with open(path, encoding="utf-8") as f:
-      text = f.read()
-    files[split] = (path, text, json.loads(text))
-  return files
-
-
-def _assert_official_items(items, split):
-  """The checks of the format and answer tests above, for one evaluation split."""
-  ids = [item["id"] for item in items]
-  assert len(set(ids)) == len(ids) and ids[:2] == [f"WH_{split}_0", f"WH_{split}_1"]
-  assert all(re.fullmatch(rf"WH_{split}_\d+", i) for i in ids)
-  kinds = collections.Counter()
-  for item in items:
-    assert set(item) == KEYS | {"annotations"}
-    assert all(isinstance(item[k], str) for k in ("id", "query", "answer"))
-    assert all(isinstance(a, list) and all(isinstance(x, str) for x in a)
-               for a in item["annotations"])
-    assert 2 <= len(item["supports"]) <= synthetic.MAX_SUPPORTS
-    assert all(isinstance(s, str) and s.strip() for s in item["supports"])
-    relation, subject = _query(item)
-    assert item["query"] == item["query"].lower() and relation in synthetic.RELATIONS
-    assert any(_has(s, subject) for s in item["supports"])
-    candidates = item["candidates"]
-    assert len(set(candidates)) == len(candidates) and 2 <= len(candidates) <= 40
-    assert all(c == c.lower() == c.strip() and c for c in candidates)
-    assert item["answer"] in candidates
-    assert _derive(_facts(item), subject, relation) == {item["answer"]}, item
-    kinds[_justification(item)] += 1
-  assert kinds[None] == 0, kinds
-  assert 0.15 <= kinds["two"] / len(items) <= 0.45, kinds
-
-
-def test_ensure_demo_data_writes_the_unseen_splits(demo):
-  assert set(demo) == {"train", "dev", "dev_unseen", "test_unseen"}
-  assert os.path.basename(demo["dev_unseen"][0]) == synthetic.DEV_UNSEEN_FILENAME
-  assert os.path.basename(demo["test_unseen"][0]) == synthetic.TEST_UNSEEN_FILENAME
-  assert (synthetic.DEV_UNSEEN_FILENAME, synthetic.TEST_UNSEEN_FILENAME) == (
-      "dev_unseen.json", "test_unseen.json")
-  directory = os.path.dirname(demo["train"][0])
+def test_ensure_demo_data_writes_the_five_splits_and_reuses_them(tmp_path):
+  directory = str(tmp_path / "demo")
+  paths = synthetic.ensure_demo_data(directory, 6, 4, seed=2)
+  assert list(paths) == list(synthetic.SPLITS)
   assert sorted(os.listdir(directory)) == sorted(
-      [synthetic.TRAIN_FILENAME, synthetic.DEV_FILENAME, synthetic.DEV_UNSEEN_FILENAME,
-       synthetic.TEST_UNSEEN_FILENAME, synthetic.INFO_FILENAME])
+      [os.path.basename(p) for p in paths.values()] + [synthetic.INFO_FILENAME])
+  items = _load(paths)
+  for split, records in items.items():
+    assert len(records) == (6 if split == "train" else 4)
+    assert all(i["id"].startswith(f"WH_{split}_") for i in records)
+  assert items["dev_unseen_templates"] == synthetic.generate_examples(
+      4, seed=2 + synthetic.SPLIT_SETUP["dev_unseen_templates"][0], split="dev_unseen_templates",
+      names="unseen", families=synthetic.HELD_OUT_FAMILIES)
+  assert items["train"] == synthetic.generate_examples(6, seed=2)
+  held = _phrases(synthetic.HELD_OUT_FAMILIES)
+  for split in ("dev_unseen_templates", "test_unseen_templates"):
+    assert items[split] != items["dev_unseen"]
+    assert all(any(p in _text(i) for p in held) for i in items[split])
+  mtimes = {k: os.stat(p).st_mtime_ns for k, p in paths.items()}
+  assert synthetic.ensure_demo_data(directory, 6, 4, seed=2) == paths
+  assert {k: os.stat(p).st_mtime_ns for k, p in paths.items()} == mtimes
+  os.remove(paths["test_unseen_templates"])
+  synthetic.ensure_demo_data(directory, 6, 4, seed=2)
+  assert os.path.exists(paths["test_unseen_templates"])
+  synthetic.ensure_demo_data(directory, 6, 3, seed=2)
+  assert len(_load(paths)["dev"]) == 3
+
+
+def test_the_preset_is_part_of_the_reuse_check(tmp_path):
+  """A folder written with one preset is rewritten when the other is asked for, and reused when
+  the same one is asked for again."""
+  directory = str(tmp_path)
+  paths = synthetic.ensure_demo_data(directory, 6, 4, seed=2)
+  benchmark = _load(paths)
+  assert synthetic.ensure_demo_data(directory, 6, 4, seed=2, preset="short") == paths
+  short = _load(paths)
+  for split, (offset, names, held_out) in synthetic.SPLIT_SETUP.items():
+    families = SHORT.held_out_families if held_out else SHORT.train_families
+    assert short[split] == synthetic.generate_examples(
+        6 if split == "train" else 4, 2 + offset, split, names, families, preset="short"), split
+    assert short[split] != benchmark[split]
   with open(os.path.join(directory, synthetic.INFO_FILENAME), encoding="utf-8") as f:
     info = json.load(f)
-  assert info["generator_version"] == synthetic.GENERATOR_VERSION >= 2
-  assert info["splits"] == ["train", "dev", "dev_unseen", "test_unseen"]
-  assert info["dev_unseen_seed"] == synthetic.UNSEEN_DEV_SEED_OFFSET
-  assert info["test_unseen_seed"] == synthetic.UNSEEN_TEST_SEED_OFFSET
-  for split, offset in UNSEEN_SPLITS.items():
-    assert demo[split][2] == synthetic.generate_examples(DEMO_SIZES[1], seed=offset, split=split,
-                                                         names="unseen")
-
-
-def test_the_unseen_splits_leave_train_and_dev_unchanged(demo, tmp_path):
-  """Train and dev are byte for byte the files written without the unseen splits."""
-  paths = synthetic.write_dataset(str(tmp_path), *DEMO_SIZES, seed=0)
-  for split in ("train", "dev"):
-    with open(paths[split], encoding="utf-8") as f:
-      assert f.read() == demo[split][1]
-  assert demo["dev"][2] == synthetic.generate_examples(
-      DEMO_SIZES[1], seed=synthetic.DEV_SEED_OFFSET, split="dev")
-
-
-def test_train_and_dev_bytes_are_those_of_generator_version_1(tmp_path):
-  """The sha256 of train and dev as generator version 1 wrote them (before the unseen splits):
-  measured demo results depend on these files."""
-  paths = synthetic.ensure_demo_data(str(tmp_path), 40, 20, seed=3)
-  digests = {}
-  for split in ("train", "dev"):
-    with open(paths[split], "rb") as f:
-      digests[split] = hashlib.sha256(f.read()).hexdigest()
-  assert digests == {
-      "train": "d3a206d28b03dfa40874bb40bfb2f630caa46c818d6440efe21e2fcd98a16496",
-      "dev": "678a92d540b83ad9d388c944744c419761e0dec90a133f7067fad23cb15c24a9"}
-
-
-def test_old_demo_folders_are_regenerated_with_the_unseen_splits(tmp_path):
-  directory = str(tmp_path)
-  synthetic.write_dataset(directory, 10, 5, seed=1)  # train and dev only
-  paths = synthetic.ensure_demo_data(directory, 10, 5, seed=1)
-  assert set(paths) == {"train", "dev", "dev_unseen", "test_unseen"}
-  with open(paths["test_unseen"], encoding="utf-8") as f:
-    assert json.load(f) == synthetic.generate_examples(
-        5, seed=1 + synthetic.UNSEEN_TEST_SEED_OFFSET, split="test_unseen", names="unseen")
+  assert (info["preset"], info["train_families"], info["held_out_families"]) == (
+      "short", ["lead"], ["stub"])
   mtimes = {k: os.stat(p).st_mtime_ns for k, p in paths.items()}
-  assert synthetic.ensure_demo_data(directory, 10, 5, seed=1) == paths
+  synthetic.ensure_demo_data(directory, 6, 4, seed=2, preset="short")
   assert {k: os.stat(p).st_mtime_ns for k, p in paths.items()} == mtimes
-  os.remove(paths["dev_unseen"])
-  synthetic.ensure_demo_data(directory, 10, 5, seed=1)
-  assert os.path.exists(paths["dev_unseen"])
+  synthetic.ensure_demo_data(directory, 6, 4, seed=2)
+  assert _load(paths) == benchmark
+  # Training on every family changes the train split only.
+  synthetic.ensure_demo_data(directory, 6, 4, seed=2, train_families=synthetic.FAMILIES,
+                             preset="short")
+  every = _load(paths)
+  assert every["train"] == synthetic.generate_examples(6, 2, families=synthetic.FAMILIES,
+                                                       preset="short")
+  assert every["train"] != short["train"] and every["dev"] == short["dev"]
 
 
-def test_unseen_splits_are_in_the_official_format(demo):
-  for split in UNSEEN_SPLITS:
-    _assert_official_items(demo[split][2], split)
-  _assert_official_items(demo["dev"][2], "dev")  # the comparison split passes the same checks
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(num=2, split="test"), "split must be one of"),
+    (dict(num=2, names="other"), "names must be one of"),
+    (dict(num=2, families=["lead", "poem"]), "families must be"),
+    (dict(num=2, families=[]), "families must be"),
+    (dict(num=2, families=["lead", "lead"]), "families must be"),
+    (dict(num=2, families="lead"), "families must be"),
+    (dict(num=-1), "num must be"),
+    (dict(num=2, preset="long"), r"preset must be one of \('benchmark', 'short'\), got 'long'"),
+])
+def test_bad_arguments_raise(kwargs, message):
+  with pytest.raises(ValueError, match=message):
+    synthetic.generate_examples(**kwargs)
 
 
-def test_unseen_splits_are_deterministic_and_differ():
-  a = synthetic.generate_examples(30, seed=3, split="dev_unseen", names="unseen")
-  assert a == synthetic.generate_examples(30, seed=3, split="dev_unseen", names="unseen")
-  b = synthetic.generate_examples(30, seed=4, split="dev_unseen", names="unseen")
-  assert sum(x["supports"] == y["supports"] for x, y in zip(a, b)) == 0
-  # Only the names change with `names`: the same seed gives the same shapes of items.
-  seen = synthetic.generate_examples(30, seed=3, split="dev_unseen")
-  assert [_query(i)[0] for i in a] == [_query(i)[0] for i in seen]
-  assert [len(i["candidates"]) for i in a] == [len(i["candidates"]) for i in seen]
-  assert [i["query"] for i in a] != [i["query"] for i in seen]
-
-
-def test_unseen_names_do_not_depend_on_the_process_hash_seed():
-  code = ("import hashlib, json; from synthetic_data import wikihop as synthetic; "
-          "items = synthetic.generate_examples(20, seed=9, split='test_unseen', names='unseen'); "
-          "data = [synthetic.UNSEEN_LEXICON, items]; "
-          "print(hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest())")
-  assert len(digests_across_hash_seeds(code)) == 1
-
-
-def test_the_unseen_lexicon_is_shaped_like_the_seen_one_and_shares_no_word():
-  seen, unseen = synthetic.LEXICON, synthetic.UNSEEN_LEXICON
-  assert list(unseen) == list(seen)
-  assert {k: len(v) for k, v in unseen.items()} == {k: len(v) for k, v in seen.items()}
-  assert not lexicon.words_of(unseen) & lexicon.words_of(seen)
-  assert not lexicon.words_of(unseen) & synthetic._template_words()
-  # Building the unseen lexicon left LEXICON as its own seed makes it.
-  assert seen == lexicon.build_lexicon(synthetic._LEXICON_SEED, synthetic._SOUNDS,
-                                       synthetic._POOLS, max_length=10,
-                                       reserved=synthetic._template_words())
-  assert synthetic.LEXICONS == {"seen": seen, "unseen": unseen}
-
-
-def test_no_word_of_an_unseen_name_occurs_in_train(demo):
-  train_words = _words(demo["train"][1])
-  unseen_words = lexicon.words_of(synthetic.UNSEEN_LEXICON)
-  assert not unseen_words & train_words
-  seen_words = lexicon.words_of(synthetic.LEXICON)
-  for split in UNSEEN_SPLITS:
-    items = demo[split][2]
-    words = _item_words(items)
-    assert not words & seen_words
-    assert len(words & unseen_words) / len(unseen_words) > 0.9  # the unseen names are used
-    # Every word of a candidate or subject is an unseen name word or a shared English one.
-    shared = {"lake", "river"} | {w.lower() for w in synthetic.COMPANY_SUFFIXES}
-    for item in items:
-      for name in [_query(item)[1]] + item["candidates"]:
-        assert set(name.split()) <= unseen_words | shared, name
-        assert set(name.split()) & unseen_words, name
-
-
-def test_the_seen_dev_keeps_sharing_names_with_train(demo):
-  train_words = _words(demo["train"][1])
-  seen_words = lexicon.words_of(synthetic.LEXICON)
-  dev_names = {w for item in demo["dev"][2] for name in [_query(item)[1]] + item["candidates"]
-               for w in name.split()} & seen_words
-  assert len(dev_names) > 250
-  assert len(dev_names - train_words) / len(dev_names) < 0.05
-  assert not _item_words(demo["dev"][2]) & lexicon.words_of(synthetic.UNSEEN_LEXICON)
-
-
-def test_generating_unseen_splits_does_not_load_tensorflow(tmp_path):
-  code = ("import sys; from synthetic_data import wikihop; "
-          f"wikihop.ensure_demo_data({str(tmp_path)!r}, 4, 3, seed=2); "
-          "print('tensorflow' in sys.modules)")
-  out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                       text=True, check=True)
-  assert out.stdout.strip() == "False"
-  assert os.path.exists(tmp_path / synthetic.TEST_UNSEEN_FILENAME)
-
-
-def test_bad_names_raise():
-  with pytest.raises(ValueError):
-    synthetic.generate_examples(2, names="other")
-  with pytest.raises(ValueError):
-    synthetic.generate_examples(2, split="test_seen")
+def test_bad_demo_arguments_and_empty_statistics_raise(tmp_path):
+  with pytest.raises(ValueError, match="num_train"):
+    synthetic.ensure_demo_data(str(tmp_path), 0, 3)
+  with pytest.raises(ValueError, match="num_dev"):
+    synthetic.ensure_demo_data(str(tmp_path), 3, -2)
+  with pytest.raises(ValueError, match="preset must be one of .*'benchmark', 'short'"):
+    synthetic.ensure_demo_data(str(tmp_path), 3, 2, preset="demo")
+  assert not os.listdir(tmp_path)
+  with pytest.raises(ValueError, match="at least one record"):
+    synthetic.length_statistics([])

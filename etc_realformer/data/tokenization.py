@@ -24,6 +24,11 @@ words, every punctuation character and every CJK ideograph is a word of its own.
 tokenizes as the Python code here does (decided character by character), and the Python code
 (the reference) on the rest, so its output is the same whichever runs (`backend="python"`
 forces the reference; see docs/tokenizers.md, "Fast path (tensorflow-text)").
+
+Why one long module: the Python reference, the character-by-character routing that decides which
+text the library may take and the two tokenizers share the basic cut and its character classes;
+split apart, each half would have to import the other's private tables, and the proof that both
+paths give the same ids (tests/test_fast_tokenization.py) is easiest to follow in one place.
 """
 
 import abc

@@ -47,6 +47,11 @@ Every checkpoint variable is either mapped, or skipped by rule and listed (optim
 step counters, pretraining heads outside `bert/`, the pooler, a position table the model drops);
 anything else, a missing variable or a shape that differs raises ValueError naming the file and
 the variables.
+
+Why one long module: reading (Google's checkpoint, safetensors, a Hugging Face folder), the one
+name mapping above and its report are one contract; the readers only produce `BertWeights` and
+the mapping only consumes it, but every rule about a variable (mapped, skipped, refused) is
+written once here, next to the table, so a reader checks a name against one file.
 """
 
 import dataclasses

@@ -61,13 +61,14 @@ def define_flags(task) -> None:
   flags.DEFINE_integer("num_dev", None, f"demo: synthetic dev {task.demo_unit} (default "
                                         f"{task.demo_sizes[1]}).")
   flags.DEFINE_integer("seed", 0, "demo: seed of the synthetic data.")
-  flags.DEFINE_enum("data_style", "demo", ["demo", "benchmark"],
-                    "demo: 'demo' (short, one template family; configs/<task>/tiny.yaml) or "
-                    "'benchmark' (benchmark lengths, several template families, held-out-family "
-                    "splits; configs/<task>/tiny_long.yaml at ETC's lengths) unless --config.")
+  flags.DEFINE_enum("data_style", "benchmark", ["benchmark", "short"],
+                    "demo: the synthetic data's preset, 'benchmark' (benchmark lengths, several "
+                    "template families, held-out-family splits) or 'short' (fewer, shorter "
+                    "paragraphs and fewer families: a quick look); configs/<task>/tiny.yaml "
+                    "unless --config.")
   flags.DEFINE_enum("train_families", "default", ["default", "all"],
-                    "demo, --data_style=benchmark: 'all' also trains on the held-out template "
-                    "families (an ablation: what holding them out costs).")
+                    "demo: 'all' also trains on the held-out template families (an ablation: "
+                    "what holding them out costs).")
   task.define_flags(flags)
 
 

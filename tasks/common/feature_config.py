@@ -17,8 +17,15 @@ def check_positive_ints(config, names: Iterable[str]) -> None:
 
 
 def check_int_fields(config) -> None:
-  """check_positive_ints over every int field of a feature-config dataclass."""
-  check_positive_ints(config, [f.name for f in dataclasses.fields(config) if f.type in (int, "int")])
+  """check_positive_ints over every int field of a feature-config dataclass, except those in
+  its `zero_allowed` (0 switches them off), which must be 0 or more."""
+  allowed = set(getattr(config, "zero_allowed", ()))
+  names = [f.name for f in dataclasses.fields(config) if f.type in (int, "int")]
+  check_positive_ints(config, [name for name in names if name not in allowed])
+  for name in sorted(allowed):
+    value = getattr(config, name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+      raise ValueError(f"{name}: must be 0 or a positive integer, got {value!r}")
 
 
 def feature_lengths(config, names: Iterable[str], global_names: Iterable[str] = (),
@@ -44,7 +51,8 @@ PACKAGE_LAYOUT, OFFICIAL_LAYOUT = "package", "official"
 @dataclasses.dataclass
 class FeatureConfig:
   """The input lengths every task has; a task's config subclasses it, adds its own fields and
-  checks them in `check` (int fields must be positive, bool fields true or false).
+  checks them in `check` (int fields must be positive, or 0 or more when listed in
+  `zero_allowed`; bool fields true or false).
 
   `layout` chooses what the converter writes and the model reads: "package" (this package's
   own layout, used by the demos) or "official" (every feature Google's ETC converter writes,
@@ -56,6 +64,7 @@ class FeatureConfig:
   layout: str = PACKAGE_LAYOUT
 
   layouts = (PACKAGE_LAYOUT,)
+  zero_allowed = ()   # names of int fields where 0 means "off" (a class attribute, not a field)
 
   def __post_init__(self):
     check_int_fields(self)

@@ -54,11 +54,21 @@ SPLIT_TITLES = {"dev": "synthetic dev set (names seen in training)",
                                         "template families never seen in training",
                 "test_unseen_templates": "synthetic test set, unseen entities written with "
                                          "template families never seen in training"}
-# Demo data: "demo" is the short single-family data the tests and the quick demos use;
-# "benchmark" is long, written by several template families, with held-out-family splits
-# (synthetic_data/<task>_benchmark.py, docs/synthetic_data/).
-DATA_STYLES = ("demo", "benchmark")
+# Demo data, presets of the task's one generator (synthetic_data/<task>.py, docs/synthetic_data/):
+# "benchmark" is long, written by several template families, with held-out-family splits;
+# "short" is the same generator with fewer, shorter paragraphs and fewer families (fast tests,
+# quick looks). Both write the same splits.
+DATA_STYLES = ("benchmark", "short")
 TRAIN_FAMILY_CHOICES = ("default", "all")   # demo --train_families
+
+
+def _check_data_style(data_style: str) -> None:
+  if data_style == "demo":
+    raise ValueError("data_style 'demo' named the short generator, which is gone: the short data "
+                     "is now the preset 'short' of the one generator (the default is "
+                     "'benchmark')")
+  if data_style not in DATA_STYLES:
+    raise ValueError(f"data_style {data_style!r}: expected one of {', '.join(DATA_STYLES)}")
 
 
 def demo_splits(summary: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
@@ -201,32 +211,26 @@ class Task(abc.ABC):
     return self.metrics.format_metrics(scores)
 
   def make_demo_data(self, directory: str, num_train: int, num_dev: int, seed: int,
-                     data_style: str = "demo", train_families: str = "default"
+                     data_style: str = "benchmark", train_families: str = "default"
                      ) -> Dict[str, str]:
     """Writes (or reuses) synthetic files in the official format: {split: path} with "train",
-    "dev" (entities named from the training lexicon) and, where the generator has them,
-    "dev_unseen" and "test_unseen" (entities whose names never occur in training); with
-    `data_style` "benchmark", long documents from several template families and the splits
-    "dev_unseen_templates" / "test_unseen_templates" (families held out of training).
+    "dev" (entities named from the training lexicon), "dev_unseen" (names never seen in
+    training) and "dev_unseen_templates" / "test_unseen_templates" (unseen names written by
+    template families held out of training). `data_style` is the generator's preset.
 
-    `train_families` "all" (benchmark style only) trains on every family, the held-out ones
-    too: the ablation that measures what holding them out costs.
+    `train_families` "all" trains on every family, the held-out ones too: the ablation that
+    measures what holding them out costs.
 
     The generators live in the `synthetic_data` package of a source checkout (not installed).
     """
-    if data_style not in DATA_STYLES:
-      raise ValueError(f"data_style {data_style!r}: expected one of {', '.join(DATA_STYLES)}")
+    _check_data_style(data_style)
     if train_families not in TRAIN_FAMILY_CHOICES:
       raise ValueError(f"train_families {train_families!r}: expected one of "
                        f"{', '.join(TRAIN_FAMILY_CHOICES)}")
-    if train_families != "default" and data_style != "benchmark":
-      raise ValueError(f"train_families {train_families!r} needs data_style 'benchmark' (the "
-                       "short demo has one family)")
-    module = self.name if data_style == "demo" else f"{self.name}_benchmark"
-    generator = importlib.import_module(f"synthetic_data.{module}")
+    generator = importlib.import_module(f"synthetic_data.{self.name}")
     extra = {"train_families": generator.FAMILIES} if train_families == "all" else {}
-    files = generator.ensure_demo_data(directory, num_train, num_dev, seed, **extra)
-    return dict(files) if isinstance(files, dict) else {"train": files[0], "dev": files[1]}
+    return dict(generator.ensure_demo_data(directory, num_train, num_dev, seed,
+                                           preset=data_style, **extra))
 
   def demo_scores(self, dev_file: str, prediction_file: str) -> Dict[str, Any]:
     """The demo's figures: "dev_metrics" and "baseline_metrics" (the one baseline's metrics,
@@ -326,14 +330,10 @@ class Task(abc.ABC):
 
   # ------------------------------------------------------------------ configs
 
-  def default_config(self, data_style: str = "demo") -> str:
-    """The tiny config of this task: `tiny.yaml` for the short demo data, `tiny_long.yaml`
-    (ETC's input lengths) for the benchmark-style data."""
-    if data_style not in DATA_STYLES:
-      raise ValueError(f"data_style {data_style!r}: expected one of {', '.join(DATA_STYLES)}")
+  def default_config(self) -> str:
+    """The demo's config of this task: `configs/<task>/tiny.yaml` (ETC's input lengths)."""
     return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))), "configs", self.name,
-                        "tiny.yaml" if data_style == "demo" else "tiny_long.yaml")
+        os.path.abspath(__file__)))), "configs", self.name, "tiny.yaml")
 
   def load_run_config(self, path: str) -> Dict[str, Any]:
     """A config file -> {model, features, train} dicts (model paths resolved)."""
@@ -516,7 +516,7 @@ class Task(abc.ABC):
 
   def run_demo(self, config_path: Optional[str], output_dir: str,
                num_train: Optional[int] = None, num_dev: Optional[int] = None, seed: int = 0,
-               overrides: Sequence[str] = (), verbose: int = 2, data_style: str = "demo",
+               overrides: Sequence[str] = (), verbose: int = 2, data_style: str = "benchmark",
                train_families: str = "default") -> Dict[str, Any]:
     """Synthetic data -> fine-tune -> predict through the export -> score next to the
     baselines. Returns the summary (also in <output_dir>/demo_summary.json)."""
@@ -525,7 +525,7 @@ class Task(abc.ABC):
     return demo.run_task_demo(
         self, lambda directory: self.make_demo_data(directory, num_train, num_dev, seed,
                                                     data_style, train_families),
-        config_path or self.default_config(data_style), output_dir, overrides, verbose)
+        config_path or self.default_config(), output_dir, overrides, verbose)
 
 
 class ServingModel(tf.Module):

@@ -79,22 +79,51 @@ def global_ids_for(tokenizer_kind: str) -> GlobalTokenIds:
   return tables[tokenizer_kind]
 
 
+# The package layout's caps of question and title pieces when its config says 0 (or nothing).
+PACKAGE_QUESTION_PIECES, PACKAGE_TITLE_PIECES = 64, 32
+
+
 @dataclasses.dataclass
 class HotpotFeatureConfig(feature_config.FeatureConfig):
   """Lengths of the converted features (long_seq_len 4096, global_seq_len 256).
 
-  layout "official" writes Google's features (tasks.hotpotqa.official), which cap neither
-  question nor titles: max_question_pieces and max_title_pieces apply to the package layout
-  only.
+  max_question_pieces / max_title_pieces: the question keeps at most that many pieces, each
+  title at most that many. 0 (the default) is each layout's own default: no cap in the official
+  layout (Google's), 64 / 32 in the package layout (`check` writes those values in).
+
+  Options of the official layout (not Google's; false / 0 is Google's behaviour, and the package
+  layout, which always behaves so, refuses them):
+    truncate_longest_paragraphs: when the paragraphs do not fit, the trailing sentences of the
+      longest paragraphs are left out first (then whole paragraphs from the end), as the package
+      layout truncates, instead of leaving out every item that does not fit when it comes.
+    span_loss_in_sentences: the begin / end softmax losses run over the title and sentence
+      pieces only (official_model.py) instead of over all long positions.
+    min_supporting_facts: decoding predicts at least this many supporting facts, the most
+      probable sentences when fewer pass the threshold (official_decode.py).
   """
-  max_question_pieces: int = 64
-  max_title_pieces: int = 32
+  max_question_pieces: int = 0
+  max_title_pieces: int = 0
+  truncate_longest_paragraphs: bool = False
+  span_loss_in_sentences: bool = False
+  min_supporting_facts: int = 0
 
   layouts = (feature_config.PACKAGE_LAYOUT, feature_config.OFFICIAL_LAYOUT)
+  zero_allowed = ("max_question_pieces", "max_title_pieces", "min_supporting_facts")
 
   def check(self):
-    if self.layout == feature_config.PACKAGE_LAYOUT:
-      self.check_question_room("max_question_pieces", "paragraphs", "paragraphs")
+    if self.layout != feature_config.PACKAGE_LAYOUT:
+      return
+    for name, behaviour in (
+        ("truncate_longest_paragraphs", "always truncates the longest paragraphs first"),
+        ("span_loss_in_sentences", "always masks its span loss to sentence pieces"),
+        ("min_supporting_facts", "always predicts at least one supporting fact")):
+      if getattr(self, name):
+        raise ValueError(f"{name}: an option of the official layout (the package layout "
+                         f"{behaviour})")
+    # 0 = the package layout's own caps, written in so that its converter reads them as before.
+    self.max_question_pieces = self.max_question_pieces or PACKAGE_QUESTION_PIECES
+    self.max_title_pieces = self.max_title_pieces or PACKAGE_TITLE_PIECES
+    self.check_question_room("max_question_pieces", "paragraphs", "paragraphs")
 
 
 def feature_lengths(config: HotpotFeatureConfig) -> Dict[str, int]:

@@ -86,15 +86,17 @@ class Predictor(serving.TaskPredictor):
   def make_predictions(self, examples, layouts, outputs, threshold: float) -> dict:
     """The prediction file's content, decoded by the layout's rules."""
     if self.official:
-      return official_decode.make_predictions(examples, layouts, outputs,
-                                              self.tokenizer.tokenizer, threshold)
+      return official_decode.make_predictions(
+          examples, layouts, outputs, self.tokenizer.tokenizer, threshold,
+          min_supporting_facts=self.feature_config.min_supporting_facts)
     return decode.make_predictions(examples, layouts, outputs, threshold)
 
   def choose_threshold(self, examples, layouts, outputs, gold):
     """(threshold, {threshold: metrics}) on labelled data, by the layout's rules."""
     if self.official:
-      return official_decode.choose_threshold(examples, layouts, outputs, gold,
-                                              self.tokenizer.tokenizer)
+      return official_decode.choose_threshold(
+          examples, layouts, outputs, gold, self.tokenizer.tokenizer,
+          min_supporting_facts=self.feature_config.min_supporting_facts)
     return decode.choose_threshold(examples, layouts, outputs, gold)
 
   def predict(self, examples: Sequence[HotpotExample], batch_size: int = 8,

@@ -36,6 +36,11 @@ answer span found in a skipped sentence keeps the offset where that sentence wou
 spans are sorted by their end and the first kept. Training drops a record without any
 supporting-fact token, and one whose answer is not exactly "yes"/"no" when no span was found or
 the first span ends past the long input. docs: the task's official-layout page.
+
+Options that are not Google's (ConverterOptions, from the `features:` section; off by default and
+in the etc configs): caps on question and title pieces, and the package layout's truncation
+(trailing sentences of the longest paragraphs first). The features keep Google's names, kinds
+and meanings; only which pieces and sentences are written changes.
 """
 
 import collections
@@ -178,6 +183,76 @@ class _Builder:
     return out
 
 
+@dataclasses.dataclass(frozen=True)
+class ConverterOptions:
+  """What the converter may do differently from Google's (the defaults are Google's).
+
+  max_question_pieces / max_title_pieces: > 0 keeps at most that many pieces of the question /
+    of each title (0: no cap). An answer found in the cut-off part of a title is not found.
+  truncate_longest_paragraphs: which titles and sentences are written is decided first, by the
+    package layout's rule (`keep_longest_first`), instead of Google's (every item that does not
+    fit when it comes is left out). The answer is then searched in written items only: a left-out
+    sentence has no long position to point at.
+  """
+  max_question_pieces: int = 0
+  max_title_pieces: int = 0
+  truncate_longest_paragraphs: bool = False
+
+  @classmethod
+  def of(cls, config) -> "ConverterOptions":
+    """The options of a HotpotFeatureConfig."""
+    return cls(config.max_question_pieces, config.max_title_pieces,
+               config.truncate_longest_paragraphs)
+
+
+GOOGLE = ConverterOptions()
+
+
+def capped(text: TokenizedText, limit: int) -> TokenizedText:
+  """The first `limit` pieces of a text (all of them when limit is 0); what answers are searched
+  in (text, unigrams, character map) is kept whole."""
+  if not limit or len(text.ids) <= limit:
+    return text
+  return dataclasses.replace(text, ids=text.ids[:limit], tokens=text.tokens[:limit],
+                             tokens_to_unigrams=text.tokens_to_unigrams[:limit])
+
+
+def keep_longest_first(question_len: int, titles: Sequence[int],
+                       sentences: Sequence[Sequence[int]], long_len: int,
+                       global_len: int) -> List[int]:
+  """How many sentences of each paragraph to write (-1: the paragraph is left out whole), by the
+  package layout's truncation rule: while the long or global input is over its length, the last
+  kept sentence of the paragraph with the most long pieces goes (the later paragraph on a tie);
+  once no paragraph has a sentence left, whole paragraphs go from the end.
+
+  Counts of pieces: question_len of the question, titles[p] of paragraph p's title,
+  sentences[p][s] of its sentence s. Long: [CLS], the question, per paragraph its title and
+  sentences; global: [CLS], one token per question piece, per paragraph PARAGRAPH, title and
+  one token per sentence.
+  """
+  keep = [len(s) for s in sentences]
+  sizes = [title + sum(s) for title, s in zip(titles, sentences)]   # long pieces of each kept part
+  long_used = 1 + question_len + sum(sizes)
+  global_used = 1 + question_len + sum(2 + k for k in keep)
+  while long_used > long_len or global_used > global_len:
+    with_sentences = [p for p, k in enumerate(keep) if k > 0]
+    if with_sentences:
+      p = max(with_sentences, key=lambda p: (sizes[p], p))
+      keep[p] -= 1
+      size, extra = sentences[p][keep[p]], 1
+    else:
+      live = [p for p, k in enumerate(keep) if k == 0]
+      if not live:
+        break   # the question alone does not fit: Google's rule leaves its pieces out
+      p = live[-1]
+      keep[p] = -1
+      size, extra = sizes[p], 2
+    sizes[p] -= size
+    long_used -= size
+    global_used -= extra
+  return keep
+
+
 # Examples tokenized in one call when converting (fewer calls into the library).
 EXAMPLES_PER_CALL = 16
 
@@ -200,25 +275,40 @@ def _texts(example: HotpotExample) -> List[str]:
 
 def convert_example(example: HotpotExample, tokenizer: TextTokenizer, long_len: int,
                     global_len: int, is_training: bool, debug: bool = True,
-                    tokenized: Optional[List[TokenizedText]] = None) -> Dict[str, Any]:
+                    tokenized: Optional[List[TokenizedText]] = None,
+                    options: ConverterOptions = GOOGLE) -> Dict[str, Any]:
   """The features Google's converter writes for one record (see the module docstring).
 
   is_training adds the labels and may raise Dropped; otherwise (or with debug) the decoding
   features long_tokens_to_unigrams (WordPiece), global_paragraph_ids and global_sentence_ids
   are written; debug adds long_tokens and global_tokens. `tokenized`: the example's texts
-  already tokenized (see `tokenize_examples`), or None to tokenize them here.
+  already tokenized (see `tokenize_examples`), or None to tokenize them here. `options`: what
+  is done differently from Google's converter (ConverterOptions; the default changes nothing).
   """
   ids = features_lib.global_ids_for(tokenizer.kind)
-  tokenized = iter(tokenizer.tokenize(_texts(example)) if tokenized is None else tokenized)
+  tokenized = tokenizer.tokenize(_texts(example)) if tokenized is None else list(tokenized)
+  question = capped(tokenized[0], options.max_question_pieces)
+  paragraphs = []   # (title, [sentences]) of each paragraph, tokenized
+  cursor = 1
+  for _, sentences in example.context:
+    paragraphs.append((tokenized[cursor], tokenized[cursor + 1:cursor + 1 + len(sentences)]))
+    cursor += 1 + len(sentences)
+  keep = [len(s) for _, s in paragraphs]   # sentences written per paragraph (-1: none, no title)
+  if options.truncate_longest_paragraphs:
+    keep = keep_longest_first(
+        len(question.ids), [len(capped(t, options.max_title_pieces).ids) for t, _ in paragraphs],
+        [[len(s.ids) for s in sentences] for _, sentences in paragraphs], long_len, global_len)
   facts = collections.defaultdict(list)
   for title, index in example.supporting_facts or []:
     facts[title].append(index)
   answer = example.answer or ""
   spans = []   # inclusive long spans of every occurrence of the answer
 
-  def find(text: TokenizedText, offset: int) -> None:
+  def find(text: TokenizedText, offset: int, written: int) -> None:
+    """The answer's spans in `text`, whose first `written` pieces go at long position offset."""
     try:
-      spans.extend((b + offset, e + offset) for b, e in tokenizer.answer_spans(text, answer))
+      spans.extend((b + offset, e + offset) for b, e in tokenizer.answer_spans(text, answer)
+                   if e < written)
     except IndexError as e:
       raise Dropped("answer past the SentencePiece character map", "answer",
                     f"{answer!r} in {text.text!r}") from e
@@ -229,24 +319,27 @@ def convert_example(example: HotpotExample, tokenizer: TextTokenizer, long_len: 
   b.add_long([ids.cls], tokenizer.tokens([ids.cls]), SENTENCE_TYPE, [-1], owned=False,
              in_paragraph=False)
   b.long["long_paragraph_breakpoints"][-1] = 1
-  question = next(tokenized)
   for piece, token in zip(question.ids, question.tokens):
     b.add_item([piece], [token], QUESTION_TYPE, [-1], ids.question, ids, in_paragraph=False)
   b.end_segment()
-  for title, sentences in example.context:
+  for (title, _), (title_text, sentences), kept in zip(example.context, paragraphs, keep):
+    if kept < 0:   # left out whole by truncate_longest_paragraphs; its index stays taken
+      b.skipped += 1 + len(sentences)
+      b.paragraph += 1
+      continue
     supporting = facts.get(title, [])
     b.add_global(ids.paragraph, ids, supporting=bool(supporting))
-    title_text = next(tokenized)
+    written = capped(title_text, options.max_title_pieces)
     if supporting:
-      find(title_text, b.num_long)
-    b.add_item(title_text.ids, title_text.tokens, TITLE_TYPE, title_text.tokens_to_unigrams, ids.sentence, ids,
-               is_title=True, supporting=bool(supporting))
-    for index in range(len(sentences)):
-      sentence = next(tokenized)
+      find(title_text, b.num_long, len(written.ids))
+    b.add_item(written.ids, written.tokens, TITLE_TYPE, written.tokens_to_unigrams, ids.sentence,
+               ids, is_title=True, supporting=bool(supporting))
+    b.skipped += len(sentences) - kept
+    for index, sentence in enumerate(sentences[:kept]):
       if index in supporting:
-        find(sentence, b.num_long)
-      b.add_item(sentence.ids, sentence.tokens, SENTENCE_TYPE, sentence.tokens_to_unigrams, ids.sentence, ids,
-                 supporting=index in supporting)
+        find(sentence, b.num_long, len(sentence.ids))
+      b.add_item(sentence.ids, sentence.tokens, SENTENCE_TYPE, sentence.tokens_to_unigrams,
+                 ids.sentence, ids, supporting=index in supporting)
     b.end_segment(paragraph_done=True)
 
   long_tokens = b.long_tokens
@@ -357,7 +450,8 @@ def training_features(examples: Iterable[HotpotExample], tokenizer, config,
   for i, (example, tokenized) in enumerate(tokenize_examples(examples, text_tokenizer)):
     try:
       f = convert_example(example, text_tokenizer, config.long_seq_len, config.global_seq_len,
-                          is_training=True, tokenized=tokenized)
+                          is_training=True, tokenized=tokenized,
+                          options=ConverterOptions.of(config))
     except Dropped as e:
       report.skip(e.reason, f"{report.path}: _id {example.qas_id}: field '{e.field}': {e}")
       report.examples -= 1
@@ -378,7 +472,8 @@ def prediction_features(examples: Sequence[HotpotExample], tokenizer, config,
   out, truncated = [], 0
   for example, tokenized in tokenize_examples(examples, text_tokenizer):
     f = convert_example(example, text_tokenizer, config.long_seq_len, config.global_seq_len,
-                        is_training=False, debug=False, tokenized=tokenized)
+                        is_training=False, debug=False, tokenized=tokenized,
+                        options=ConverterOptions.of(config))
     truncated += bool(pop_stats(f)["skipped"])
     out.append(f)
   log(f"converted {len(out)} example(s) to the official layout; {truncated} with titles or "

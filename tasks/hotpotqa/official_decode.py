@@ -19,6 +19,11 @@ Per example (its official features f and the four head outputs):
     `get_final_text` alignment; SentencePiece: the pieces joined back.
 The threshold is chosen as Google's final evaluation chooses it: 0.0, 0.1, ..., 1.0, the first
 with the best joint F1.
+
+Option `min_supporting_facts` (features section; not Google's, 0 in the etc configs): when fewer
+sentence tokens than that pass the threshold, the most probable other sentence tokens are
+predicted supporting too (the lower position on a tie), both as supporting facts and for the
+span's owner; the threshold search decodes with it.
 """
 
 import collections
@@ -56,9 +61,24 @@ def top_k(probs: np.ndarray, k: int = TOP_K) -> np.ndarray:
   return np.argsort(-probs, kind="stable")[:k]
 
 
-def supporting_mask(output: ExampleOutput, threshold: float) -> np.ndarray:
-  """[G] bool: the global tokens predicted supporting."""
-  return _sigmoid(output.sp_logits) >= threshold
+def sentence_tokens(f: Dict[str, np.ndarray]) -> np.ndarray:
+  """[G] bool: the global tokens that are sentences (a paragraph and a sentence number)."""
+  return (np.asarray(f["global_paragraph_ids"]) >= 0) & (np.asarray(f["global_sentence_ids"]) >= 0)
+
+
+def supporting_mask(output: ExampleOutput, threshold: float,
+                    f: Optional[Dict[str, np.ndarray]] = None, min_facts: int = 0) -> np.ndarray:
+  """[G] bool: the global tokens predicted supporting. With min_facts (and the features f), the
+  most probable sentence tokens are added until at least min_facts sentences are (or all)."""
+  probs = _sigmoid(output.sp_logits)                                          # [G]
+  supporting = probs >= threshold
+  if min_facts and f is not None:
+    sentences = sentence_tokens(f)
+    missing = min_facts - int((supporting & sentences).sum())
+    if missing > 0:
+      others = np.flatnonzero(sentences & ~supporting)
+      supporting[others[top_k(probs[others], missing)]] = True
+  return supporting
 
 
 def candidate_spans(f: Dict[str, np.ndarray], output: ExampleOutput, supporting: np.ndarray,
@@ -151,11 +171,12 @@ def span_text(example: HotpotExample, f: Dict[str, np.ndarray], span: Span, toke
 def decode_example(example: HotpotExample, f: Dict[str, np.ndarray],
                    output: Optional[ExampleOutput], tokenizer,
                    threshold: float = DEFAULT_THRESHOLD,
-                   max_answer_pieces: int = MAX_ANSWER_PIECES) -> Tuple[str, List[list]]:
+                   max_answer_pieces: int = MAX_ANSWER_PIECES,
+                   min_supporting_facts: int = 0) -> Tuple[str, List[list]]:
   """-> (answer text, [[title, sentence index], ...]) of one example."""
   if output is None or f is None:
     return "", []
-  supporting = supporting_mask(output, threshold)
+  supporting = supporting_mask(output, threshold, f, min_supporting_facts)
   sp = []
   for g in np.nonzero(supporting)[0]:
     paragraph, sentence = int(f["global_paragraph_ids"][g]), int(f["global_sentence_ids"][g])
@@ -172,26 +193,30 @@ def decode_example(example: HotpotExample, f: Dict[str, np.ndarray],
 
 def make_predictions(examples: Sequence[HotpotExample], layouts: Dict[str, dict],
                      outputs: Dict[str, ExampleOutput], tokenizer,
-                     threshold: float = DEFAULT_THRESHOLD) -> dict:
+                     threshold: float = DEFAULT_THRESHOLD, min_supporting_facts: int = 0) -> dict:
   """The prediction file's content for every example ("" and [] where no output exists).
 
   layouts: {id: the example's official features}; tokenizer: the run's project tokenizer."""
   prediction = {"answer": {}, "sp": {}}
   for example in examples:
     answer, sp = decode_example(example, layouts.get(example.qas_id),
-                                outputs.get(example.qas_id), tokenizer, threshold)
+                                outputs.get(example.qas_id), tokenizer, threshold,
+                                min_supporting_facts=min_supporting_facts)
     prediction["answer"][example.qas_id] = answer
     prediction["sp"][example.qas_id] = sp
   return prediction
 
 
 def choose_threshold(examples, layouts, outputs, gold: List[dict], tokenizer,
-                     candidates: Sequence[float] = THRESHOLDS, key: str = "joint_f1"):
-  """(threshold, {threshold: metrics}): the first candidate with the best `key`."""
+                     candidates: Sequence[float] = THRESHOLDS, key: str = "joint_f1",
+                     min_supporting_facts: int = 0):
+  """(threshold, {threshold: metrics}): the first candidate with the best `key`, each decoded
+  with min_supporting_facts."""
   table = collections.OrderedDict()
   best = None
   for threshold in candidates:
-    prediction = make_predictions(examples, layouts, outputs, tokenizer, float(threshold))
+    prediction = make_predictions(examples, layouts, outputs, tokenizer, float(threshold),
+                                  min_supporting_facts)
     table[float(threshold)] = metrics_lib.evaluate(gold, prediction)
     if best is None or table[float(threshold)][key] > table[best][key]:
       best = float(threshold)

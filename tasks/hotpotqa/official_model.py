@@ -25,11 +25,19 @@ summed over all G global positions, then the batch mean), answer type (cross-ent
 end (softmax cross-entropy over all L long positions, for every example, yes/no ones too),
 each against one-hot targets, so that a target outside [0, L) (a yes/no answer whose text span
 lies past the long input) adds 0, as in Google's code.
+
+Option `span_loss_in_sentences` (features section; not Google's, off in the etc configs): the
+begin and end softmaxes run over the title and sentence pieces only (the others set to -10000,
+as the package layout masks its span loss), and a target outside them (a yes/no answer's (0, 0)
+on the [CLS]) adds 0, as a target past L does.
 """
+
+from typing import Any, Dict, Union
 
 import tensorflow as tf
 
-from tasks.common.task_model import TaskModel
+from etc_realformer.config import EtcConfig
+from tasks.common.task_model import NEG, TaskModel
 from tasks.hotpotqa import official
 
 NUM_ANSWER_TYPES = 3
@@ -70,6 +78,16 @@ class OfficialHotpotQaModel(TaskModel):
   metric_names = ("loss", "sp_loss", "answer_type_loss", "begin_loss", "end_loss",
                   "answer_type_accuracy", "sp_accuracy")
 
+  def __init__(self, config: Union[EtcConfig, Dict[str, Any]], implementation: str = "blocked",
+               span_loss_in_sentences: bool = False, **kwargs):
+    super().__init__(config, implementation, **kwargs)
+    self.span_loss_in_sentences = span_loss_in_sentences
+
+  def get_config(self):
+    config = super().get_config()
+    config.update(span_loss_in_sentences=self.span_loss_in_sentences)
+    return config
+
   def make_heads(self):
     self.sp_head = self.dense(1, "supporting_facts")
     self.answer_type_head = self.dense(NUM_ANSWER_TYPES, "answer_type")
@@ -87,23 +105,36 @@ class OfficialHotpotQaModel(TaskModel):
         "end_logits": span[..., 1],
     }
 
+  @staticmethod
+  def span_positions(features):
+    """[B, L] bool: the title and sentence pieces (typed title or sentence and inside a
+    paragraph: the long [CLS] has the sentence type but no paragraph)."""
+    types = tf.cast(features["long_token_type_ids"], tf.int32)
+    in_paragraph = tf.cast(features["long_paragraph_ids"], tf.int32) >= 0
+    return ((types == official.SENTENCE_TYPE) | (types == official.TITLE_TYPE)) & in_paragraph
+
   def compute_losses(self, features, outputs):
     labels = tf.cast(features["supporting_facts"], tf.float32)               # [B, G]
     sp_logits = outputs["sp_logits"]
     sp_loss = tf.reduce_mean(tf.reduce_sum(
         tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=sp_logits), axis=-1))
 
-    def softmax_loss(target, logits):
+    def softmax_loss(target, logits, allowed=None):
       # One-hot targets as Google's: a position outside [0, depth) contributes 0 (a yes/no
-      # answer may carry a text span past the long input).
+      # answer may carry a text span past the long input). `allowed` [B, depth] bool: the
+      # positions the softmax runs over; a target elsewhere contributes 0 too.
       depth = tf.shape(logits)[-1]
       one_hot = tf.one_hot(tf.cast(target, tf.int32), depth, dtype=logits.dtype)   # [B, depth]
+      if allowed is not None:
+        logits = tf.where(allowed, logits, NEG)
+        one_hot *= tf.cast(allowed, one_hot.dtype)
       return -tf.reduce_mean(tf.reduce_sum(one_hot * tf.nn.log_softmax(logits), axis=-1))
 
+    span_positions = self.span_positions(features) if self.span_loss_in_sentences else None
     types = tf.cast(features["answer_types"], tf.int32)                       # [B]
     type_loss = softmax_loss(types, outputs["answer_type_logits"])
-    begin_loss = softmax_loss(features["answer_begins"], outputs["begin_logits"])
-    end_loss = softmax_loss(features["answer_ends"], outputs["end_logits"])
+    begin_loss = softmax_loss(features["answer_begins"], outputs["begin_logits"], span_positions)
+    end_loss = softmax_loss(features["answer_ends"], outputs["end_logits"], span_positions)
     type_right = tf.equal(tf.argmax(outputs["answer_type_logits"], -1, output_type=tf.int32),
                           types)
     sp_right = tf.equal(tf.cast(sp_logits > 0, tf.float32), labels)

@@ -66,7 +66,9 @@ class HotpotQaTask(Task):
 
   def build_model(self, model_config, feature_config):
     if feature_config.layout == OFFICIAL_LAYOUT:
-      return official_model.OfficialHotpotQaModel(model_config, name=self.name)
+      return official_model.OfficialHotpotQaModel(
+          model_config, span_loss_in_sentences=feature_config.span_loss_in_sentences,
+          name=self.name)
     return self.model_class(model_config, name=self.name)
 
   def score_dev(self, predictor, examples, dev_file, batch_size):
