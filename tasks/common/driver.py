@@ -64,8 +64,9 @@ def define_flags(task) -> None:
   flags.DEFINE_enum("data_style", "benchmark", ["benchmark", "short"],
                     "demo: the synthetic data's preset, 'benchmark' (benchmark lengths, several "
                     "template families, held-out-family splits) or 'short' (fewer, shorter "
-                    "paragraphs and fewer families: a quick look); configs/<task>/tiny.yaml "
-                    "unless --config.")
+                    "paragraphs and fewer families, what the fast tests use; as slow per step "
+                    "unless the lengths are --set lower); configs/<task>/tiny.yaml unless "
+                    "--config.")
   flags.DEFINE_enum("train_families", "default", ["default", "all"],
                     "demo: 'all' also trains on the held-out template families (an ablation: "
                     "what holding them out costs).")
