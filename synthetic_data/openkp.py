@@ -1580,18 +1580,15 @@ def _splits(num_train: int, num_dev: int, seed: int, train_families: Sequence[st
 
 def _info(num_train: int, num_dev: int, seed: int, train_families: Sequence[str],
           preset: str) -> dict:
-  """What the info file records. The benchmark preset's is the one written before the presets
-  (so its directories stay current); another preset's also names the preset."""
+  """What the info file records; "generator" names the preset ("openkp_benchmark" is the info
+  written before the presets, so those directories stay current)."""
   knobs = preset_settings(preset)
-  info = {"generator": "openkp_benchmark", "generator_version": GENERATOR_VERSION,
+  return {"generator": f"openkp_{preset}", "generator_version": GENERATOR_VERSION,
           "num_train": num_train, "num_dev": num_dev, "seed": seed,
           "train_families": list(train_families),
           "held_out_families": list(knobs.held_out_families),
           "split_seeds": {s: v[1] for s, v in _splits(num_train, num_dev, seed, train_families,
                                                       knobs).items()}}
-  if preset != "benchmark":
-    info["preset"] = preset
-  return info
 
 
 def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,

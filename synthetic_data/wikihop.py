@@ -1264,20 +1264,17 @@ def _info(num_train: int, num_dev: int, seed: int, train_families: Sequence[str]
           preset: str) -> dict:
   """What the info file records about a dataset.
 
-  The benchmark preset's info is exactly what this generator wrote before it had presets (so
-  those folders are reused as they are); other presets add their name, so a folder written
-  with one preset is rewritten when another is asked for.
+  "generator" names the preset, so a folder written with one preset is rewritten when another is
+  asked for; the benchmark preset's info ("wikihop_benchmark") is exactly what this generator
+  wrote before it had presets, so those folders are reused as they are.
   """
-  info = {"generator": "wikihop_benchmark", "generator_version": GENERATOR_VERSION,
+  return {"generator": f"wikihop_{preset}", "generator_version": GENERATOR_VERSION,
           "num_train": num_train, "num_dev": num_dev, "seed": seed,
           "seeds": {split: seed + SPLIT_SETUP[split][0] for split in SPLITS},
           "names": {split: SPLIT_SETUP[split][1] for split in SPLITS},
           "train_families": list(train_families),
           "held_out_families": list(_preset(preset).held_out_families),
           "splits": list(SPLITS)}
-  if preset != "benchmark":
-    info["preset"] = preset
-  return info
 
 
 def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,

@@ -531,8 +531,8 @@ def test_the_preset_is_part_of_the_reuse_check(tmp_path):
   assert g.ensure_demo_data(directory, 6, 3, seed=2, preset="short") == paths
   with open(os.path.join(directory, g.INFO_FILENAME), encoding="utf-8") as f:
     info = json.load(f)
-  assert (info["preset"], info["train_families"], info["held_out_families"]) == (
-      "short", ["news"], ["encyclopedia"])
+  assert (info["generator"], info["train_families"], info["held_out_families"]) == (
+      "openkp_short", ["news"], ["encyclopedia"])
   expected = {"train": ("seen", ("news",)), "dev_unseen": ("unseen", ("news",)),
               "test_unseen_templates": ("unseen", ("encyclopedia",))}
   for split, (names, families) in expected.items():

@@ -614,8 +614,8 @@ def test_the_preset_is_part_of_the_reuse_check(tmp_path):
     assert short[split] != benchmark[split]
   with open(os.path.join(directory, synthetic.INFO_FILENAME), encoding="utf-8") as f:
     info = json.load(f)
-  assert (info["preset"], info["train_families"], info["held_out_families"]) == (
-      "short", ["lead"], ["stub"])
+  assert (info["generator"], info["train_families"], info["held_out_families"]) == (
+      "wikihop_short", ["lead"], ["stub"])
   mtimes = {k: os.stat(p).st_mtime_ns for k, p in paths.items()}
   synthetic.ensure_demo_data(directory, 6, 4, seed=2, preset="short")
   assert {k: os.stat(p).st_mtime_ns for k, p in paths.items()} == mtimes
