@@ -18,7 +18,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def _run(tmp_path, name, data, seed, predict=True):
   run_config = TASK.load_run_config(os.path.join(ROOT, "configs", "wikihop", "tiny.yaml"))
-  run_config["features"].update(long_seq_len=256, global_seq_len=96)  # the short preset's size
+  run_config["features"].update(long_seq_len=256, global_seq_len=96,   # the short preset's size
+                                max_num_sentences=20)
   run_config["train"].update(train_file=data["train"], dev_file=data["dev"], num_train_steps=12,
                              warmup_steps=2, checkpoint_every=12, log_every=4, seed=seed,
                              init_checkpoint="", learned_vocab_size=200)

@@ -7,7 +7,7 @@ import os
 import nltk
 import pytest
 
-from tasks.wikihop import official_sentences
+from tasks.wikihop import sentences as official_sentences
 
 ENGLISH = os.path.join(official_sentences.NLTK_DATA, "tokenizers", "punkt_tab", "english")
 

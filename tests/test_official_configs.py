@@ -20,3 +20,18 @@ def test_official_task_configs_parse(task, size, layers, hidden):
   assert not model.share_qkv_projections and not model.share_kv_projections
   assert features.long_seq_len == 4096 and train.init_checkpoint.endswith("model.ckpt")
   assert train.vocab_file == ""   # taken from the checkpoint folder
+
+
+@pytest.mark.parametrize("size", ["etc_base", "etc_large"])
+def test_wikihop_official_configs_keep_googles_head(size):
+  """run_wikihop.py --add_final_layer=True in the official runs; only the tiny demo drops it."""
+  task_def = importlib.import_module("tasks.wikihop.task").TASK
+  config = task_def.load_run_config(os.path.join(ROOT, "configs", "wikihop", f"{size}.yaml"))
+  assert config["features"]["add_final_layer"] is True
+  features = task_def.parse_sections(config)[1]
+  assert features.add_final_layer and features.max_num_sentences == 200
+  tiny = task_def.load_run_config(os.path.join(ROOT, "configs", "wikihop", "tiny.yaml"))
+  assert task_def.parse_sections(tiny)[1].add_final_layer is False
+  old = dict(config, features=dict(config["features"], max_query_pieces=16))
+  with pytest.raises(ValueError, match="'max_query_pieces' was removed"):
+    task_def.parse_sections(old)

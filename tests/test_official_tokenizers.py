@@ -17,7 +17,6 @@ import spm_proto
 
 import hotpot_fixtures as hf
 import nq_fixtures as nf
-import wikihop_fixtures as wf
 from etc_realformer.data import tokenization
 from etc_realformer.data import vocab
 from etc_realformer.data import vocab_learner
@@ -26,7 +25,6 @@ from tasks.common import finetuning
 from tasks.hotpotqa import features as hotpot_features
 from tasks.nq import data as nq_data
 from tasks.nq import features as nq_features
-from tasks.wikihop import features as wikihop_features
 
 W = tokenization.SPM_WORD_START
 
@@ -349,22 +347,6 @@ def test_hotpotqa_features_use_the_sentencepiece_global_ids(spm_file):
   # The answer "Ann" maps back to the original text of its supporting sentence.
   begin, end = int(f["answer_begin"]), int(f["answer_end"])
   assert sentences_1[0][layout.long_start[begin]:layout.long_end[end]] == "Ann"
-
-
-def test_wikihop_features_keep_the_official_global_ids_with_sentencepiece(spm_file):
-  tok = OffsetTokenizer(tokenization.tokenizer_for_vocab(spm_file, split_punctuation=True))
-  example = wf.example()
-  f, _ = wikihop_features.convert_example(example, tok, wikihop_features.WikiHopFeatureConfig(
-      long_seq_len=128, global_seq_len=40), with_labels=True)
-  q_ids = tok.tokenizer.tokenize([example.query_text()])[0]
-  global_ids = f["global_token_ids"].tolist()
-  num_c = len(example.candidates)
-  assert global_ids[:num_c] == [vocab.CANDIDATE_ID] * num_c          # 4
-  assert global_ids[num_c:num_c + len(q_ids)] == q_ids
-  rest = [g for g in global_ids[num_c + len(q_ids):] if g]
-  assert rest == [5, 1, 1, 5, 1]    # two documents: PARAGRAPH then one SENTENCE per sentence
-  candidates = [tok.tokenizer.tokenize([c])[0] for c in example.candidates]
-  assert f["token_ids"][:sum(map(len, candidates))].tolist() == sum(candidates, [])
 
 
 def test_nq_global_cls_is_the_tokenizers(spm_file):

@@ -172,7 +172,8 @@ def test_finetune_from_the_folder_with_one_switch(minilm, tmp_path):
           f"train.init_checkpoint={minilm}", "model.from_init_checkpoint=true",
           "train.num_train_steps=2", "train.batch_size=2", "train.learning_rate=1e-9",
           "train.warmup_steps=0", "train.checkpoint_every=2", "train.log_every=1",
-          "features.long_seq_len=256", "features.global_seq_len=96"]   # the short preset's size
+          "features.long_seq_len=256", "features.global_seq_len=96",   # the short preset's size
+          "features.max_num_sentences=20"]
   result = subprocess.run(
       [sys.executable, "-m", "tasks.wikihop", "finetune", "--config=configs/wikihop/tiny.yaml",
        f"--output_dir={out}"] + [f"--set={s}" for s in sets],

@@ -12,14 +12,19 @@ from tasks.wikihop.data import WikiHopDataError, read_examples
 
 def test_reads_and_normalises(tmp_path):
   path = wf.write_items(tmp_path, [wf.raw_item(candidates=[" Freedonia", "new york", "York",
-                                                           "freedonia"], answer="FREEDONIA ")])
+                                                           "freedonia"], answer="FREEDONIA")])
   (example,), report = read_examples(path, with_labels=True)
   assert example.candidates == ["freedonia", "new york", "york"]
   assert example.answer == "freedonia" and example.label == 0
-  assert example.relation == "country" and example.subject == "mara veldt"
-  assert wf.example(query="country_of_citizenship mara veldt").query_text() == \
-      "country of citizenship mara veldt"
   assert report.examples == 1 and not report.skipped
+  # Google's converter lower-cases the answer but does not strip it: " freedonia" has no label.
+  path = wf.write_items(tmp_path, [wf.raw_item(id="a", answer="FREEDONIA "), wf.raw_item()],
+                        name="spaced.json")
+  examples, report = read_examples(path, with_labels=True)
+  assert [e.example_id for e in examples] == ["WH_dev_0"]
+  assert report.skipped == {"answer not a candidate (official layout)": 1}
+  examples, _ = read_examples(path, with_labels=False)   # predicted all the same
+  assert examples[0].answer == "freedonia"
 
 
 @pytest.mark.parametrize("change,reason,field", [

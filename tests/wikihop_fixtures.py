@@ -38,7 +38,11 @@ def example(**changes) -> WikiHopExample:
                 supports=["Mara Veldt lives in New York. She visited York.", "Freedonia is far."],
                 answer="freedonia")
   values.update(changes)
-  return WikiHopExample(**values)
+  item = {"id": values["example_id"], "query": values["query"],
+          "candidates": list(values["candidates"]), "supports": list(values["supports"])}
+  if values.get("answer") is not None:
+    item["answer"] = values["answer"]
+  return WikiHopExample(**values, item=item)
 
 
 def write_items(tmp_path, items, name="items.json") -> str:

@@ -20,7 +20,6 @@ How the offsets are found depends on the tokenizer (`Tokenizer.cuts_words_first`
 """
 
 import dataclasses
-import re
 from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
@@ -28,10 +27,6 @@ import numpy as np
 from etc_realformer.data.tokenization import Tokenizer, basic_word_spans, gc_paused
 
 MAX_CACHED_WORDS = 1 << 20
-# Whitespace that is not a control character (BERT's basic cut drops the control characters
-# Python counts as whitespace, so they do not end a word there): what may lie between the spans
-# of `OffsetTokenizer.tokenize_in_spans` when it tokenizes a whole text.
-_SEPARATOR = re.compile(r"[^\S\x0b\x0c\x1c-\x1f\x85]*")
 
 
 def split_words(text: str) -> List[Tuple[int, int]]:
@@ -104,58 +99,6 @@ class OffsetTokenizer:
 
   def tokenize(self, text: str) -> Pieces:
     return self.tokenize_many([text])[0]
-
-  def tokenize_in_spans(self, texts: Sequence[str], spans: Sequence[Sequence[Tuple[int, int]]]
-                        ) -> List[Tuple[Pieces, List[int]]]:
-    """For every text, (pieces, bounds): the pieces of its [start, end) character spans one
-    after the other, with offsets into the text, and the [S + 1] piece index where each span's
-    pieces begin (then the total). Span k gets what `tokenize_many` gives `text[start:end]`,
-    its offsets moved by `start`.
-
-    For texts cut into many spans with whitespace between them (WikiHop's sentences): when the
-    tokenizer cuts text into words first, the spans are in order and every character outside
-    them is whitespace (not a control character), at least one between two spans, the whole
-    text is tokenized and its pieces are handed to the spans they start in; otherwise each span
-    is tokenized on its own.
-    """
-    texts = list(texts)
-    whole = [self._splits_at_whitespace(text, text_spans)
-             for text, text_spans in zip(texts, spans)]
-    tokenized = iter(self.tokenize_many([text for text, w in zip(texts, whole) if w]))
-    alone = iter(self.tokenize_many([text[a:b] for text, text_spans, w in zip(texts, spans, whole)
-                                     if not w for a, b in text_spans]))
-    out = []
-    for text_spans, w in zip(spans, whole):
-      if w:
-        pieces = next(tokenized)
-        span_starts = np.asarray([a for a, _ in text_spans], np.int64)   # [S]
-        # A piece belongs to the last span starting at or before it (pieces are in text order).
-        owner = np.searchsorted(span_starts, np.asarray(pieces.starts, np.int64), side="right")
-        bounds = np.searchsorted(owner, np.arange(1, len(text_spans) + 2), side="left")
-        out.append((pieces, bounds.tolist()))
-        continue
-      ids, starts, ends, bounds = [], [], [], [0]
-      for a, _ in text_spans:   # (the spans first: zip then takes no piece list beyond them)
-        p = next(alone)
-        ids.extend(p.ids)
-        starts.extend(x + a for x in p.starts)
-        ends.extend(x + a for x in p.ends)
-        bounds.append(len(ids))
-      out.append((Pieces(ids, starts, ends), bounds))
-    return out
-
-  def _splits_at_whitespace(self, text: str, spans: Sequence[Tuple[int, int]]) -> bool:
-    """Whether `text` tokenizes as its `spans` do one by one (`tokenize_in_spans`)."""
-    if not (getattr(self.tokenizer, "has_word_spans", False) or self.tokenizer.cuts_words_first):
-      return False
-    position = 0
-    for k, (start, end) in enumerate(spans):
-      # Spans one after the other, with some whitespace between two (a word never spans it).
-      if (start < position + (k > 0) or end < start
-          or not _SEPARATOR.fullmatch(text, position, start)):
-        return False
-      position = end
-    return bool(_SEPARATOR.fullmatch(text, position))
 
   def tokenize_each(self, texts: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
     """The pieces `tokenize_many(texts)` gives, flattened: (ids [P] int64, owner [P] int64, the

@@ -5,8 +5,9 @@ A JSON array of items (docs/file_formats.md, "WikiHop"): `id`, `query` ("<relati
 files), `annotations` (dev only, ignored). `read_examples` returns `WikiHopExample`s and a
 `ReadReport`. Two modes:
   - with_labels=True (training): an item that cannot be labelled (missing or non-string fields,
-    no candidates, an answer that is not a candidate, duplicate id) is skipped and counted under
-    its reason, with its first messages kept.
+    no candidates, an answer that is not a candidate, or not one once lower-cased without being
+    stripped as Google's converter does, duplicate id) is skipped and counted under its reason,
+    with its first messages kept.
   - with_labels=False (prediction): every item with an id is kept so every id gets a
     prediction; unusable parts are repaired (non-string supports dropped, a missing query
     emptied) and counted. An item without usable candidates is kept and predicted as "".
@@ -43,27 +44,14 @@ class WikiHopExample:
   candidates: List[str]          # normalised, in file order (duplicates removed)
   supports: List[str]
   answer: Optional[str] = None   # normalised; None for test files
-  # The JSON item as read: the official layout (tasks.wikihop.official) converts the raw
+  # The JSON item as read: the converter (tasks.wikihop.features) reads the raw
   # query and candidates, as Google's converter does.
   item: Optional[dict] = dataclasses.field(default=None, repr=False, compare=False)
-
-  @property
-  def relation(self) -> str:
-    return self.query.split(" ", 1)[0]
-
-  @property
-  def subject(self) -> str:
-    return self.query.split(" ", 1)[1] if " " in self.query else ""
 
   @property
   def label(self) -> int:
     """Index of the answer among the candidates (-1 without an answer)."""
     return self.candidates.index(self.answer) if self.answer in self.candidates else -1
-
-  def query_text(self) -> str:
-    """The query as words: "country_of_citizenship mara veldt" -> "country of citizenship mara
-    veldt" (the relation's underscores are separators, not part of a word)."""
-    return self.relation.replace("_", " ") + (" " + self.subject if self.subject else "")
 
 
 def load_items(path: str) -> List[Any]:
@@ -129,6 +117,10 @@ def parse_item(item: Any, with_labels: bool, repairs: List[RecordProblem]) -> Wi
     if normalize(answer) not in candidates:
       raise RecordProblem("answer not a candidate", "answer",
                      f"{answer!r} is not among the {len(candidates)} candidates")
+    if answer.lower() not in candidates:   # Google's converter lower-cases it, not strips it
+      raise RecordProblem("answer not a candidate (official layout)", "answer",
+                          f"{answer!r} lower-cased (Google's converter does not strip it) is "
+                          "not one of the stripped, lower-cased candidates")
     example.answer = normalize(answer)
   elif isinstance(item.get("answer"), str):
     example.answer = normalize(item["answer"])

@@ -1,22 +1,32 @@
-"""WikiHop model outputs -> the leaderboard's prediction file {id: candidate}."""
+"""Model outputs -> the prediction {id: candidate}, by Google's rules.
+
+Google's wikihop_eval.py (get_predicted_answer): the logits of the first C global tokens (the
+C candidates, in the item's order, duplicates kept) are compared; the first highest one wins
+(numpy argmax) and its candidate, lower-cased and stripped, is the answer. An item without
+candidates (Google's converter fails on it) predicts "".
+"""
 
 from typing import Dict, Sequence
 
 import numpy as np
 
-from tasks.wikihop.data import WikiHopExample
+from tasks.wikihop.features import OfficialExample
 
 OUTPUT_NAMES = ("candidate_logits",)
 
 
-def choose(example: WikiHopExample, candidate_logits: np.ndarray) -> str:
-  """The candidate with the highest logit (candidate i is global token i); "" without any."""
+def choose(example: OfficialExample, logits: Sequence[float]) -> str:
+  """The answer for one example from its logits [G] (G >= the number of candidates)."""
   if not example.candidates:
     return ""
-  scores = np.asarray(candidate_logits)[:len(example.candidates)]
-  return example.candidates[int(np.argmax(scores))]
+  logits = np.asarray(logits)
+  if logits.shape[0] < len(example.candidates):
+    raise ValueError(f"id {example.example_id}: {logits.shape[0]} logits for "
+                     f"{len(example.candidates)} candidates")
+  best = int(np.argmax(logits[:len(example.candidates)]))
+  return example.candidates[best].lower().strip()
 
 
-def complete(examples: Sequence[WikiHopExample], chosen: Dict[str, str]) -> Dict[str, str]:
+def complete(examples: Sequence, chosen: Dict[str, str]) -> Dict[str, str]:
   """{id: candidate} for every example in input order ("" where nothing was chosen)."""
   return {e.example_id: chosen.get(e.example_id, "") for e in examples}

@@ -1,378 +1,277 @@
-"""WikiHop example -> ETC features (docs/task_layouts.md, "WikiHop").
+"""WikiHop items -> the features Google's ETC converter writes (WikiHop's one layout).
 
-Layout of one example (C candidates, Q query pieces, D kept documents):
+What Google's etcmodel/models/wikihop/data_utils.py (WikiHopTFExampleConverter, with the
+flags of generate_tf_examples.py) writes for one item, under its names, with its values:
 
-  global: cand_1 .. cand_C | q_1 .. q_Q | per document d: [PARAGRAPH] [SENTENCE] x n_d | padding
-  long:   candidate pieces | query pieces | per document d: its sentences' pieces   | padding
+  global (G): cand_1 .. cand_C | q_1 .. q_Q | per document: [PARAGRAPH] [SENTENCE] x n_d | 0 ..
+  long   (L): candidate pieces | query pieces | per document: its sentences' pieces | 0 ..
 
-  global_token_ids: CANDIDATE (4) per candidate, the query's own piece ids, PARAGRAPH (5),
-    SENTENCE (1); the official converter keeps these ids with the SentencePiece model too.
-  sentence_ids (owner of each long token): a candidate's pieces -> its candidate token; query
-    piece i -> q_i; a sentence's pieces -> its SENTENCE token.
-  long/global_paragraph_ids: 0 for candidates and query (the shared context), d = 1.. for the
-    d-th kept document: long tokens attend only inside their context, and g2g pairs across
-    contexts get the "unordered" relative id, so the document order cannot matter.
-  ignore_hard_g2l_mask: candidate and query tokens see every long token, a PARAGRAPH token the
-    pieces of its document; SENTENCE tokens see only their own pieces (hard g2l).
-  l2g_linked_ids: every piece of a candidate mention in a document (whole words,
-    case-insensitive, longest candidate first) is linked to that candidate's global token;
-    -1 elsewhere.
-  segment ids: candidate 0, query 1, paragraph 2, sentence 3 (long and global alike); with
-    `mark_subject_matches`, document pieces of words that are also words of the query's subject
-    get segment 4 (an exact-match feature: it tells a tiny model trained from scratch where the
-    subject is mentioned; a pretrained model can learn without it).
-  candidate_mask [G]: 1 on the candidate tokens (the head's softmax runs over these only).
-  label: the answer's candidate index (= its global position).
+  long_token_ids [L] int64             the pieces (no [CLS] or [SEP]); 0 = padding
+  long_token_type_ids [L] int64        candidate 4, query 3, document 1, padding 0
+  long_sentence_ids [L] int64          the global token owning each piece: candidate c -> c,
+                                       query piece j -> C + j, a sentence -> its SENTENCE
+                                       token; padding -1
+  long_paragraph_ids [L] int64         a document's pieces -> its PARAGRAPH token; candidates,
+                                       query and padding -1
+  long_paragraph_breakpoints [L] int64 1 on the last piece of each candidate, of the query and
+                                       of each document
+  l2g_linked_ids [L] int64             candidate c on its own pieces and on every mention of
+                                       it in a kept sentence; -1 elsewhere
+  global_token_ids [G] int64           candidate 4, query 3 (one per query piece), paragraph
+                                       5, sentence 1, padding 0 (also with SentencePiece)
+  global_token_type_ids [G] int64      candidate 6, query 5, paragraph 7, sentence 0
+  global_paragraph_breakpoints [G]     1 on each candidate token, on the last query token and
+                                       on the last token of each document
+  is_real_example [1] int64            1
+  label_id [1] float32                 the answer's candidate index (training only)
+  example_id, query [1] str            the item's id and query, as in the file
+  candidates [C] str                   the candidates, stripped and lower-cased
+  ground_truth_answer [1] str          the answer, lower-cased (training only)
 
-Truncation: the query is cut to `max_query_pieces` and each candidate to `max_candidate_pieces`.
-Candidates are never dropped: if they (with the query) do not fit the global or long length,
-`CandidatesDoNotFit` names the example. Then, while the documents do not fit, the last sentence
-of the document with the most pieces is dropped (a document left with no sentence disappears).
+Quirks reproduced (each as Google's code does it):
+  - The query is kept as in the file (not lower-cased) and every one of its pieces is a
+    global token; the relation's underscores are pieces of their own.
+  - Candidates are stripped and lower-cased, duplicates kept; the answer is only lower-cased
+    (not stripped), so an answer with surrounding spaces is not found among the candidates.
+  - Documents are cut into sentences by nltk.sent_tokenize (tasks.wikihop.sentences). Then, while
+    there are more than max_num_sentences sentences or more document pieces than the long
+    input leaves after candidates and query, the last sentence of the document with the most
+    sentences left is dropped (ties: the document pushed back earliest, Google's max-heap).
+    A document left without sentences keeps its PARAGRAPH token (with no long tokens; its
+    breakpoint 1 lands on the previous token, long and global).
+  - A mention is searched only where the sentence, lower-cased, contains the candidate as a
+    substring; it is then every run of the sentence's pieces equal to the candidate's pieces
+    (so "krenwyn" also matches inside "krenwyns" when the pieces agree). Later candidates
+    overwrite earlier ones in l2g_linked_ids.
+Where Google's code fails (an assertion, an infinite loop), `DoesNotFit` or a ValueError
+names the item instead.
 """
 
 import dataclasses
 import heapq
-import itertools
-import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from etc_realformer.data import vocab
-from etc_realformer.data.span_tokenization import OffsetTokenizer, Pieces, split_words
 from tasks.common import feature_config
-from tasks.wikihop.data import WikiHopExample
+from tasks.common.read_report import RecordProblem
 
-SEGMENT_CANDIDATE, SEGMENT_QUERY, SEGMENT_PARAGRAPH, SEGMENT_SENTENCE = 0, 1, 2, 3
-SEGMENT_SUBJECT_MATCH = 4
-MODEL_FEATURES = ("token_ids", "segment_ids", "sentence_ids", "long_paragraph_ids",
-                  "l2g_linked_ids", "global_token_ids", "global_segment_ids",
-                  "global_paragraph_ids", "ignore_hard_g2l_mask")
-LABEL_FEATURES = ("label",)
-# A sentence ends at . ! or ? followed by whitespace (the cut: the whitespace).
-_SENTENCE_END = re.compile(r"[.!?]\s+")
-_LETTER_OR_DIGIT = re.compile(r"[^\W_]")
+SENTENCE_GLOBAL_TOKEN_ID, QUESTION_GLOBAL_TOKEN_ID = 1, 3
+CANDIDATE_GLOBAL_TOKEN_ID, PARAGRAPH_GLOBAL_TOKEN_ID = 4, 5
+SENTENCE_TYPE_ID, QUESTION_TYPE_ID, CANDIDATE_TYPE_ID = 1, 3, 4      # long tokens
+SENTENCE_GLOBAL_TYPE_ID, QUESTION_GLOBAL_TYPE_ID = 0, 5               # global tokens
+CANDIDATE_GLOBAL_TYPE_ID, PARAGRAPH_GLOBAL_TYPE_ID = 6, 7
+
+LONG_FEATURES = ("long_token_ids", "long_token_type_ids", "long_sentence_ids",
+                 "long_paragraph_ids", "long_paragraph_breakpoints", "l2g_linked_ids")
+GLOBAL_FEATURES = ("global_paragraph_breakpoints", "global_token_ids", "global_token_type_ids")
+# Features Google's run_wikihop_lib.py parses (the model's inputs and labels).
+MODEL_FEATURES = LONG_FEATURES + GLOBAL_FEATURES
+LABEL_FEATURES = ("is_real_example", "label_id")
+TEXT_FEATURES = ("example_id", "query", "candidates", "ground_truth_answer")
+FEATURE_NAMES = MODEL_FEATURES + LABEL_FEATURES + TEXT_FEATURES
 
 
 @dataclasses.dataclass
 class WikiHopFeatureConfig(feature_config.FeatureConfig):
-  """Lengths of the converted features (long_seq_len 4096).
-
-  layout "package" (this module) reads max_query_pieces, max_candidate_pieces and
-  mark_subject_matches; layout "official" (tasks.wikihop.official: Google's features) reads
-  max_num_sentences (generate_tf_examples.py's flag); its sentences are nltk.sent_tokenize's
-  (tasks.wikihop.official_sentences).
-  """
+  """The `features:` section, under the names of Google's flags: long_seq_len, global_seq_len
+  and max_num_sentences (generate_tf_examples.py: the most sentences kept over all documents),
+  add_final_layer (run_wikihop.py: the post-LN residual block before the candidate logits;
+  false = one Dense layer on the global output, what the tiny demo trains best with)."""
   global_seq_len: int = 430
-  max_query_pieces: int = 32
-  max_candidate_pieces: int = 16
-  mark_subject_matches: bool = False
   max_num_sentences: int = 200
+  add_final_layer: bool = True
+  layout: str = feature_config.OFFICIAL_LAYOUT
 
-  layouts = (feature_config.PACKAGE_LAYOUT, feature_config.OFFICIAL_LAYOUT)
-
-
-class CandidatesDoNotFit(ValueError):
-  """An example whose candidates (with the query) exceed the global or long length."""
-
-
-def feature_lengths(config: WikiHopFeatureConfig) -> Dict[str, int]:
-  """Length of every stored feature (0 = a scalar)."""
-  return feature_config.feature_lengths(config, ("label", "candidate_mask") + MODEL_FEATURES,
-                                        ("candidate_mask",), ("label",))
+  layouts = (feature_config.OFFICIAL_LAYOUT,)
+  removed_keys = {name: "it belonged to the package layout, removed (WikiHop has one layout, "
+                        "Google's features)"
+                  for name in ("max_query_pieces", "max_candidate_pieces",
+                               "mark_subject_matches")}
 
 
-def split_sentences(text: str) -> List[Tuple[int, int]]:
-  """[start, end) characters of the sentences of a document (cut after . ! ? and spaces).
-
-  Every sentence before a cut ends with its . ! or ?, so none is blank; only the text after
-  the last cut can be.
-  """
-  spans, start = [], 0
-  for match in _SENTENCE_END.finditer(text):
-    spans.append((start, match.start() + 1))   # the match begins with the . ! or ?
-    start = match.end()
-  if text[start:].strip():
-    spans.append((start, len(text.rstrip())))
-  return spans
-
-
-def mention_pattern(candidates: List[str]):
-  """A regex finding mentions of the (lower-case) candidates not followed by a letter or
-  digit, longest first; `find_mentions` keeps those not preceded by one (whole words)."""
-  words = sorted({c for c in candidates if c}, key=lambda c: (-len(c), c))
-  if not words:
-    return None
-  # The alternatives come first, so that the regex engine looks only at the positions where
-  # one of their first characters is (a look-behind first would make it try every position).
-  return re.compile(r"(?:" + "|".join(re.escape(c) for c in words) + r")(?![^\W_])")
-
-
-def find_mentions(text: str, pattern, candidates: List[str]) -> List[Tuple[int, int, int]]:
-  """(start, end, candidate index) of the candidate mentions in `text` (case-insensitive):
-  at the first position not preceded by a letter or digit where a candidate matches, the
-  longest such candidate, then on after it."""
-  lowered = text.lower()
-  if pattern is None or len(lowered) != len(text):   # a case change moved characters: no links
-    return []
-  index = {c: i for i, c in enumerate(candidates)}
-  out, position, search, word_char = [], 0, pattern.search, _LETTER_OR_DIGIT.match
-  while True:
-    match = search(lowered, position)
-    if match is None:
-      return out
-    start = match.start()
-    if start and word_char(lowered, start - 1):   # inside a word: try the next position
-      position = start + 1
-      continue
-    out.append((start, match.end(), index[match.group()]))
-    position = match.end()
-
-
-def document_mentions(texts: Sequence[str], candidates: List[str]
-                      ) -> List[List[Tuple[int, int, int]]]:
-  """`find_mentions` of each text of an example, without a regex built for its candidates
-  (compiling one costs more than the search: about 0.2 ms an example).
-
-  The texts are lower-cased and joined by line breaks (no candidate holds one; else a text at
-  a time), each candidate's occurrences are found with str.find, and of those that no letter
-  or digit touches, the longest at each position is kept. Taking them from the first on, each
-  after the end of the one before, gives the regex's matches: at the first position where a
-  candidate matches as a whole word, the longest one. A text whose lower-casing moves
-  characters gets none, as in `find_mentions`.
-  """
-  index = {c: i for i, c in enumerate(candidates)}   # a repeated candidate: its last index
-  words = [c for c in index if c]
-  if any("\n" in c for c in words):
-    pattern = mention_pattern(candidates)
-    return [find_mentions(text, pattern, candidates) for text in texts]
-  out = [[] for _ in texts]
-  if not words:
-    return out
-  lowered = [text.lower() for text in texts]
-  joined = "\n".join(lowered)
-  word_char = _LETTER_OR_DIGIT.match
-  longest = {}   # start -> (end, candidate) of the longest whole-word occurrence there
-  for word in words:
-    size, index_of_word = len(word), index[word]
-    start = joined.find(word)
-    while start >= 0:
-      end = start + size
-      if ((start == 0 or not word_char(joined, start - 1)) and not word_char(joined, end)
-          and longest.get(start, (-1,))[0] < end):
-        longest[start] = (end, index_of_word)
-      start = joined.find(word, start + 1)
-  widths = [len(text) + 1 for text in lowered]
-  text_at = list(itertools.accumulate(widths, initial=0))   # [texts + 1] where each begins
-  moved = [len(a) != len(b) for a, b in zip(lowered, texts)]
-  position, d = 0, 0
-  for start in sorted(longest):
-    if start < position:
-      continue
-    end, candidate = longest[start]
-    position = end
-    while start >= text_at[d + 1]:
-      d += 1
-    if not moved[d]:
-      out[d].append((start - text_at[d], end - text_at[d], candidate))
-  return out
+class DoesNotFit(ValueError):
+  """An item whose candidates and query (or global tokens) exceed the lengths."""
 
 
 @dataclasses.dataclass
-class _Document:
-  index: int                    # position in the example's supports
-  pieces: Pieces                # of the document text, sentence after sentence
-  first: int                    # the piece where the first sentence begins
-  lengths: List[int]            # pieces of each non-empty sentence, in order
-  links: np.ndarray             # [pieces of `pieces`] linked candidate or -1
-  keep: int                     # sentences kept (a prefix)
-
-  def kept_pieces(self) -> slice:
-    """The pieces of the kept sentences (indices into `pieces` and `links`)."""
-    return slice(self.first, self.first + sum(self.lengths[:self.keep]))
+class OfficialExample:
+  """One item as Google's WikiHopExample.from_json reads it."""
+  example_id: str
+  query: str                   # as in the file
+  docs: List[str]              # the supports
+  candidates: List[str]        # stripped and lower-cased, duplicates kept
+  answer: Optional[str] = None  # lower-cased (not stripped); None without a label
+  label: int = -1              # index of `answer` in `candidates` (-1 without)
 
 
-def _truncate(fixed_long: int, fixed_global: int, documents: List[_Document],
-              config: WikiHopFeatureConfig) -> None:
-  """Drops trailing sentences of the longest documents until everything fits."""
-  # [documents] pieces per document for its kept sentences, updated as sentences are dropped.
-  lengths = [d.lengths for d in documents]
-  kept_len = [sum(n[:d.keep]) for n, d in zip(lengths, documents)]
-  long_used = fixed_long + sum(n for n, d in zip(kept_len, documents) if d.keep)
-  global_used = fixed_global + sum(1 + d.keep for d in documents if d.keep)
-  # The documents with sentences, the longest (then the last) first: (-pieces, -index, k).
-  longest_first = [(-kept_len[k], -d.index, k) for k, d in enumerate(documents) if d.keep]
-  heapq.heapify(longest_first)
-  while long_used > config.long_seq_len or global_used > config.global_seq_len:
-    k = heapq.heappop(longest_first)[2]
-    longest = documents[k]
-    longest.keep -= 1
-    dropped = lengths[k][longest.keep]
-    kept_len[k] -= dropped
-    long_used -= dropped
-    global_used -= 1 if longest.keep else 2   # a document without sentences loses its token
-    if longest.keep:
-      heapq.heappush(longest_first, (-kept_len[k], -longest.index, k))
+def from_item(item: Dict[str, Any], with_labels: bool) -> OfficialExample:
+  """A JSON item (already checked by tasks.wikihop.data.parse_item) -> OfficialExample.
 
-
-def _mention_links(starts: np.ndarray, ends: np.ndarray, mentions: np.ndarray) -> np.ndarray:
-  """[pieces] the candidate of the first mention (in text order) holding each piece, or -1.
-
-  starts / ends [pieces]: the pieces' characters; mentions [M, 3]: (start, end, candidate), in
-  text order and not overlapping, so both their starts and their ends ascend: the mentions
-  starting at or before a piece are a prefix, those ending at or after it a suffix, and the
-  first mention holding it is the suffix's first when that lies in the prefix.
+  Training (`with_labels`): RecordProblem when the answer, compared as Google's code does
+  (lower-cased, not stripped), is not a candidate. Prediction: non-string supports and
+  candidates were reported by the reader and are left out here.
   """
-  if not len(mentions):
-    return np.full(len(starts), -1, np.int64)
-  before = np.searchsorted(mentions[:, 0], starts, side="right")   # [pieces] prefix length
-  first = np.searchsorted(mentions[:, 1], ends, side="left")       # [pieces] suffix start
-  holds = first < before
-  return np.where(holds, mentions[np.minimum(first, len(mentions) - 1), 2], -1)
+  query = item.get("query")
+  candidates = [c.strip().lower() for c in item.get("candidates") or [] if isinstance(c, str)]
+  docs = [d for d in item.get("supports") or [] if isinstance(d, str)]
+  example = OfficialExample(item["id"], query if isinstance(query, str) else "", docs,
+                            candidates)
+  answer = item.get("answer")
+  if isinstance(answer, str):
+    example.answer = answer.lower()
+    example.label = candidates.index(example.answer) if example.answer in candidates else -1
+  if with_labels and example.label < 0:
+    raise RecordProblem("answer not a candidate (official layout)", "answer",
+                        f"{answer!r} lower-cased (Google's converter does not strip it) is "
+                        "not one of the stripped, lower-cased candidates")
+  return example
 
 
-def _example_links(example: WikiHopExample, document_pieces) -> List[np.ndarray]:
-  """Per document, [its pieces] the candidate linked to each piece or -1 (`_mention_links`).
+def truncate_documents(sentence_lengths: List[List[int]], max_sentences: int,
+                       max_tokens: int) -> List[int]:
+  """How many leading sentences of each document Google's converter keeps.
 
-  All documents go through `_mention_links` at once, as if the texts were one, each placed
-  one character after the end of the one before: a piece then lies beyond the end of every
-  mention of an earlier document and before the start of every mention of a later one, so
-  each piece meets only its own document's mentions.
+  sentence_lengths[d][s]: pieces of sentence s of document d. Sentences are dropped from the
+  end of the document with the most sentences left (ties: the entry pushed earliest) until at
+  most `max_sentences` sentences and `max_tokens` pieces remain.
   """
-  texts = example.supports
-  found = document_mentions(texts, example.candidates)
-  widths = np.array([len(text) + 1 for text in texts], np.int64)
-  text_at = np.cumsum(widths) - widths                # [D] where each text is placed
-  mentions = np.asarray(list(itertools.chain.from_iterable(found)), np.int64).reshape([-1, 3])
-  mentions[:, :2] += np.repeat(text_at, [len(m) for m in found])[:, None]   # [M, 3]
-  counts = [len(own) for own, _ in document_pieces]   # [D] pieces per document
-  piece_at = np.repeat(text_at, counts)               # [pieces of all documents]
-  starts = np.fromiter(itertools.chain.from_iterable(own.starts for own, _ in document_pieces),
-                       np.int64, len(piece_at)) + piece_at
-  ends = np.fromiter(itertools.chain.from_iterable(own.ends for own, _ in document_pieces),
-                     np.int64, len(piece_at)) + piece_at
-  links = _mention_links(starts, ends, mentions)
-  bounds = list(itertools.accumulate(counts, initial=0))
-  return [links[a:b] for a, b in zip(bounds, bounds[1:])]
+  keep = [len(lengths) for lengths in sentence_lengths]
+  sentences_over = sum(keep) - max_sentences
+  tokens_over = sum(map(sum, sentence_lengths)) - max_tokens
+  if sentences_over <= 0 and tokens_over <= 0:
+    return keep
+  heap = [(-n, order, d) for order, (d, n) in enumerate(enumerate(keep))]   # a max-heap on n
+  heapq.heapify(heap)
+  pushed = len(heap)
+  while sentences_over > 0 or tokens_over > 0:
+    _, _, d = heapq.heappop(heap)
+    if keep[d] > 0:
+      keep[d] -= 1
+      tokens_over -= sentence_lengths[d][keep[d]]
+      sentences_over -= 1
+    elif not any(keep):   # Google's loop would never end (`convert` checks this before)
+      raise DoesNotFit(f"{tokens_over} pieces too many with every sentence dropped")
+    heapq.heappush(heap, (-keep[d], pushed, d))
+    pushed += 1
+  return keep
 
 
-# The tokenized texts of one example: the pieces of its query and of each candidate, and per
-# document the pieces of its sentences (offsets into the document text) with the piece index
-# where each sentence begins (`OffsetTokenizer.tokenize_in_spans`).
-Tokenized = Tuple[List[Pieces], List[Tuple[Pieces, List[int]]]]
+def _runs(haystack: Sequence[int], needle: Sequence[int]) -> List[int]:
+  """Start positions of every occurrence of `needle` in `haystack`."""
+  n = len(needle)
+  return [i for i in range(len(haystack) - n + 1) if list(haystack[i:i + n]) == list(needle)]
 
 
-def tokenize_examples(examples: Sequence[WikiHopExample], tokenizer: OffsetTokenizer
-                      ) -> List[Tokenized]:
-  """The texts of every example tokenized (two tokenizer calls for all of them)."""
-  heads = [[example.query_text()] + example.candidates for example in examples]
-  head_pieces = iter(tokenizer.tokenize_many([text for head in heads for text in head]))
-  documents = iter(tokenizer.tokenize_in_spans(
-      [text for example in examples for text in example.supports],
-      [split_sentences(text) for example in examples for text in example.supports]))
-  return [([next(head_pieces) for _ in head], [next(documents) for _ in example.supports])
-          for head, example in zip(heads, examples)]
+def convert(example: OfficialExample, tokenize: Callable[[List[str]], List[List[int]]],
+            split: Callable[[str], List[str]], long_seq_len: int, global_seq_len: int,
+            max_num_sentences: int, with_labels: bool,
+            info: Optional[Dict[str, int]] = None) -> Dict[str, Any]:
+  """One example -> Google's features (int64 / float32 arrays, lists of str).
 
-
-def convert_example(example: WikiHopExample, tokenizer: OffsetTokenizer,
-                    config: WikiHopFeatureConfig, with_labels: bool,
-                    tokenized: Optional[Tokenized] = None
-                    ) -> Tuple[Dict[str, np.ndarray], dict]:
-  """One example -> (features, info). info: dropped sentences/documents, linked mentions.
-  `tokenized`: the example's texts when already tokenized (`tokenize_examples`).
-
-  Raises CandidatesDoNotFit when the candidates cannot all be placed.
+  tokenize: texts -> piece ids per text (the vocabulary's tokenizer); split: a document ->
+  its sentences (sentences.sentence_splitter); `info`, when given, receives the
+  number of sentences and of those kept.
+  Raises DoesNotFit when the candidates and query leave no room, or the global tokens exceed
+  global_seq_len (Google's converter fails there too), and ValueError for a candidate without
+  pieces.
   """
-  candidates = example.candidates
-  pieces, document_pieces = (tokenized if tokenized is not None
-                             else tokenize_examples([example], tokenizer)[0])
-  q_ids = pieces[0].ids[:config.max_query_pieces]
-  unk = tokenizer.tokenizer.unk_id
-  cand_ids = [p.ids[:config.max_candidate_pieces] or [unk] for p in pieces[1:1 + len(candidates)]]
-  fixed_long = len(q_ids) + sum(len(c) for c in cand_ids)
-  fixed_global = len(q_ids) + len(candidates)
-  if fixed_global > config.global_seq_len or fixed_long > config.long_seq_len:
-    raise CandidatesDoNotFit(
-        f"id {example.example_id}: {len(candidates)} candidates and {len(q_ids)} query pieces "
-        f"need {fixed_global} global and {fixed_long} long tokens, but global_seq_len is "
-        f"{config.global_seq_len} and long_seq_len {config.long_seq_len}; candidates are never "
-        "dropped, so raise global_seq_len (or max_candidate_pieces/max_query_pieces)")
+  where = f"id {example.example_id}"
+  sentences = [split(doc) for doc in example.docs]
+  flat = [s for doc in sentences for s in doc]
+  pieces = tokenize(example.candidates + [example.query] + flat)
+  cand_ids = pieces[:len(example.candidates)]
+  query_ids = pieces[len(example.candidates)]
+  sentence_ids_flat = pieces[len(example.candidates) + 1:]
+  for i, ids in enumerate(cand_ids):
+    if not ids:
+      raise ValueError(f"{where}: field 'candidates[{i}]': {example.candidates[i]!r} has no "
+                       "word pieces (Google's converter fails on it)")
+  room = long_seq_len - len(query_ids) - sum(map(len, cand_ids))
+  if room < 0:
+    raise DoesNotFit(f"{where}: {len(example.candidates)} candidates and the query take "
+                     f"{long_seq_len - room} long tokens, more than long_seq_len "
+                     f"{long_seq_len} (Google's converter never ends on this item)")
+  doc_pieces, cursor = [], 0
+  for doc in sentences:
+    doc_pieces.append(sentence_ids_flat[cursor:cursor + len(doc)])
+    cursor += len(doc)
+  keep = truncate_documents([[len(p) for p in doc] for doc in doc_pieces],
+                            max_num_sentences, room)
+  if info is not None:
+    info.update(sentences=len(flat), kept_sentences=sum(keep))
+  num_global = (len(example.candidates) + len(query_ids) +
+                sum(1 + k for k in keep))
+  if num_global > global_seq_len:
+    raise DoesNotFit(f"{where}: {num_global} global tokens ({len(example.candidates)} "
+                     f"candidates, {len(query_ids)} query pieces, {len(keep)} documents, "
+                     f"{sum(keep)} sentences) exceed global_seq_len {global_seq_len}")
 
-  links = _example_links(example, document_pieces)
-  documents = []
-  for d, (own, bounds) in enumerate(document_pieces):
-    lengths = [b - a for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
-    documents.append(_Document(d, own, bounds[0] if bounds else 0, lengths, links[d],
-                               len(lengths)))
-  _truncate(fixed_long, fixed_global, documents, config)
+  long: Dict[str, List[int]] = {name: [] for name in LONG_FEATURES[:-1]}
+  glob: Dict[str, List[int]] = {name: [] for name in GLOBAL_FEATURES}
+  spans: List[List[Tuple[int, int]]] = [[] for _ in example.candidates]  # [C][k] (first, last)
 
-  f = {name: np.zeros([n], np.int64) if n else np.int64(0)
-       for name, n in feature_lengths(config).items()}
-  kept = [d for d in documents if d.keep]
-  info = {"dropped_sentences": sum(len(d.lengths) - d.keep for d in documents),
-          "dropped_documents": len(documents) - len(kept), "linked_pieces": 0,
-          "query_truncated": len(pieces[0]) > config.max_query_pieces}
-  num_cands, num_query = len(cand_ids), len(q_ids)
-  head = num_cands + num_query            # global tokens of the candidates and the query
-  cand_long = fixed_long - num_query      # long tokens of the candidates
-  # The kept documents' global tokens follow: per document its PARAGRAPH token, then one
-  # SENTENCE token per kept sentence.
-  sizes = np.array([1 + d.keep for d in kept], np.int64)              # [K]
-  paragraph_at = head + np.cumsum(sizes) - sizes                      # [K] global positions
-  g = head + int(sizes.sum())
-  is_sentence = np.ones(g, bool)
-  is_sentence[:head] = False
-  is_sentence[paragraph_at] = False
-  sentence_at = np.flatnonzero(is_sentence)                           # [S] global positions
-  sentence_lengths = [n for d in kept for n in d.lengths[:d.keep]]   # [S] pieces
-  pos = fixed_long + sum(sentence_lengths)
-  assert pos <= config.long_seq_len and g <= config.global_seq_len, (pos, g)
+  def add_long(ids, type_id, sentence, paragraph):
+    for piece in ids:
+      long["long_token_ids"].append(piece)
+      long["long_token_type_ids"].append(type_id)
+      long["long_sentence_ids"].append(sentence)
+      long["long_paragraph_ids"].append(paragraph)
+      long["long_paragraph_breakpoints"].append(0)
 
-  f["candidate_mask"][:num_cands] = 1
-  f["global_token_ids"][:num_cands] = vocab.CANDIDATE_ID
-  f["global_token_ids"][num_cands:head] = q_ids
-  f["global_token_ids"][head:g] = vocab.SENTENCE_ID
-  f["global_token_ids"][paragraph_at] = vocab.PARAGRAPH_ID
-  f["global_paragraph_ids"][head:g] = np.repeat(np.arange(1, len(kept) + 1), sizes)
-  f["global_segment_ids"][:num_cands] = SEGMENT_CANDIDATE
-  f["global_segment_ids"][num_cands:head] = SEGMENT_QUERY
-  f["global_segment_ids"][head:g] = SEGMENT_SENTENCE
-  f["global_segment_ids"][paragraph_at] = SEGMENT_PARAGRAPH
-  f["ignore_hard_g2l_mask"][:head] = 1
-  f["ignore_hard_g2l_mask"][paragraph_at] = 1
+  def add_global(token_id, type_id):
+    glob["global_token_ids"].append(token_id)
+    glob["global_token_type_ids"].append(type_id)
+    glob["global_paragraph_breakpoints"].append(0)
+    return len(glob["global_token_ids"]) - 1
 
-  spans = [d.kept_pieces() for d in kept]
-  f["token_ids"][:pos] = np.fromiter(itertools.chain(
-      itertools.chain.from_iterable(cand_ids), q_ids,
-      itertools.chain.from_iterable(d.pieces.ids[span] for d, span in zip(kept, spans))),
-      np.int64, pos)
-  # A candidate's pieces belong to its token, query piece i to q_i, a sentence's pieces to its
-  # SENTENCE token.
-  f["sentence_ids"][:cand_long] = np.repeat(np.arange(num_cands), [len(c) for c in cand_ids])
-  f["sentence_ids"][cand_long:fixed_long] = np.arange(num_cands, head)
-  f["sentence_ids"][fixed_long:pos] = np.repeat(sentence_at, sentence_lengths)
-  f["long_paragraph_ids"][fixed_long:pos] = np.repeat(
-      np.arange(1, len(kept) + 1), [span.stop - span.start for span in spans])
-  f["segment_ids"][:cand_long] = SEGMENT_CANDIDATE
-  f["segment_ids"][cand_long:fixed_long] = SEGMENT_QUERY
-  f["segment_ids"][fixed_long:pos] = SEGMENT_SENTENCE
-  if config.mark_subject_matches:
-    subject_words = {example.subject[s:e].lower() for s, e in split_words(example.subject)}
-    segments = []
-    for d, span in zip(kept, spans):
-      text = example.supports[d.index]
-      segments.extend(SEGMENT_SUBJECT_MATCH if text[a:b].lower() in subject_words
-                      else SEGMENT_SENTENCE
-                      for a, b in zip(d.pieces.starts[span], d.pieces.ends[span]))
-    f["segment_ids"][fixed_long:pos] = segments
-  f["l2g_linked_ids"][:] = -1
-  if kept:
-    # The documents' pieces follow the candidates' and the query's (fixed_long of them).
-    links = np.concatenate([d.links[span] for d, span in zip(kept, spans)])
-    f["l2g_linked_ids"][fixed_long:pos] = links
-    info["linked_pieces"] = int(np.count_nonzero(links >= 0))
+  def close_segment():     # Google sets the last entry, whichever token it is
+    for name, values in (("long_paragraph_breakpoints", long), ("global_paragraph_breakpoints",
+                                                                  glob)):
+      if values[name]:
+        values[name][-1] = 1
+
+  for c, ids in enumerate(cand_ids):
+    token = add_global(CANDIDATE_GLOBAL_TOKEN_ID, CANDIDATE_GLOBAL_TYPE_ID)
+    glob["global_paragraph_breakpoints"][-1] = 1
+    start = len(long["long_token_ids"])
+    spans[c].append((start, start + len(ids) - 1))
+    add_long(ids, CANDIDATE_TYPE_ID, token, -1)
+    long["long_paragraph_breakpoints"][-1] = 1
+  for piece in query_ids:
+    add_long([piece], QUESTION_TYPE_ID, add_global(QUESTION_GLOBAL_TOKEN_ID,
+                                                   QUESTION_GLOBAL_TYPE_ID), -1)
+  close_segment()
+  for doc_sentences, doc_ids, kept in zip(sentences, doc_pieces, keep):
+    paragraph = add_global(PARAGRAPH_GLOBAL_TOKEN_ID, PARAGRAPH_GLOBAL_TYPE_ID)
+    for text, ids in zip(doc_sentences[:kept], doc_ids[:kept]):
+      offset, lowered = len(long["long_token_ids"]), text.lower()
+      for c, candidate in enumerate(example.candidates):
+        if candidate and candidate in lowered:
+          spans[c].extend((offset + i, offset + i + len(cand_ids[c]) - 1)
+                          for i in _runs(ids, cand_ids[c]))
+      sentence = len(glob["global_token_ids"])
+      add_long(ids, SENTENCE_TYPE_ID, sentence, paragraph)
+      add_global(SENTENCE_GLOBAL_TOKEN_ID, SENTENCE_GLOBAL_TYPE_ID)
+    close_segment()
+
+  linked = np.full([long_seq_len], -1, np.int64)                  # [L]
+  for c, candidate_spans in enumerate(spans):
+    for first, last in candidate_spans:
+      linked[first:last + 1] = c
+  pads = {"long_token_ids": 0, "long_token_type_ids": 0, "long_sentence_ids": -1,
+          "long_paragraph_ids": -1, "long_paragraph_breakpoints": 0}
+  features: Dict[str, Any] = {}
+  for name, values in long.items():
+    features[name] = np.array(values + [pads[name]] * (long_seq_len - len(values)), np.int64)
+  features["l2g_linked_ids"] = linked
+  for name, values in glob.items():
+    features[name] = np.array(values + [0] * (global_seq_len - len(values)), np.int64)
+  features["is_real_example"] = np.array([1], np.int64)
+  features["example_id"] = [example.example_id]
+  features["query"] = [example.query]
+  features["candidates"] = list(example.candidates)
   if with_labels:
-    f["label"] = np.int64(example.label)
-  else:
-    f.pop("label")
-  return f, info
+    features["label_id"] = np.array([example.label], np.float32)
+    features["ground_truth_answer"] = [example.answer]
+  return features

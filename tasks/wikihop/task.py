@@ -1,14 +1,13 @@
 """WikiHop (QAngaroo) behind the task contract: one JSON array of items in, {id: candidate} out.
 
-Layout and formats: docs/task_layouts.md#wikihop, docs/file_formats.md#wikihop. With
-`features.layout: official` the records, the model and the decoding are Google's
-(tasks.wikihop.official, official_records, official_model, official_decode).
+One layout, Google's: the records (tasks.wikihop.records, features), the model and the decoding
+are those of Google's ETC WikiHop code (docs/official_layouts/wikihop.md,
+docs/file_formats.md#wikihop).
 """
 
 from tasks.common import input_parts
 from tasks.common.task import Task
-from tasks.wikihop import baselines, data, features, inference, model, records
-from tasks.wikihop import official, official_model, official_records
+from tasks.wikihop import baselines, data, inference, model, records
 
 
 class WikiHopTask(Task):
@@ -31,47 +30,24 @@ class WikiHopTask(Task):
     """Streams the JSON array one item at a time."""
     return data.iter_training_examples(input_path, report, part)
 
-  def training_features(self, input_path, tokenizer, feature_config, report, counts, log,
-                        part=input_parts.WHOLE):
-    """The official layout reads the items as Google's converter does (official_records)."""
-    if not inference.is_official(feature_config):
-      return super().training_features(input_path, tokenizer, feature_config, report, counts,
-                                        log, part)
-    examples = official_records.iter_training_examples(input_path, report, part)
-    return self.labelled_features(examples, tokenizer, feature_config, report, counts, log)
-
   def labelled_features(self, examples, tokenizer, feature_config, report, counts, log):
-    if inference.is_official(feature_config):
-      return official_records.training_features(examples, tokenizer, feature_config, counts,
-                                                log=log, source=report.path, report=report)
     return records.training_features(examples, tokenizer, feature_config, counts, log=log,
-                                     source=report.path)
+                                     source=report.path, report=report)
 
   def feature_lengths(self, feature_config):
-    if inference.is_official(feature_config):
-      return official_records.feature_lengths(feature_config)
-    return features.feature_lengths(feature_config)
+    return records.feature_lengths(feature_config)
 
   def parse_fn(self, feature_config):
-    if inference.is_official(feature_config):
-      return official_records.parse_fn(feature_config)
-    return super().parse_fn(feature_config)
+    return records.parse_fn(feature_config)
 
   def build_model(self, model_config, feature_config):
-    if inference.is_official(feature_config):
-      return official_model.OfficialWikiHopModel(model_config, name=self.name)
-    return super().build_model(model_config, feature_config)
-
-  def export_inputs(self, feature_config):
-    if inference.is_official(feature_config):
-      lengths = official_records.feature_lengths(feature_config)
-      return {name: lengths[name] for name in official.MODEL_FEATURES}
-    return super().export_inputs(feature_config)
+    return self.model_class(model_config, add_final_layer=feature_config.add_final_layer,
+                            name=self.name)
 
   def predict(self, predictor, examples, batch_size, source="", export_dir="", **options):
     try:
       return predictor.predict(examples, batch_size)
-    except ValueError as e:   # CandidatesDoNotFit, official.DoesNotFit, a bad item
+    except ValueError as e:   # features.DoesNotFit, a bad item
       raise type(e)(f"{source}: {e}" if source else str(e)) from None
 
   def baselines(self, examples):

@@ -1,4 +1,4 @@
-"""The official WikiHop layout: the converter writes what Google's data_utils.py writes for the
+"""WikiHop's layout (Google's features): the converter writes what Google's data_utils.py writes for the
 fixture items (tests/fixtures/official_features/wikihop), every feature and every value; its
 quirks on hand-made items; the model reading Google's features and
 training on records laid out as Google's pipeline writes them."""
@@ -18,7 +18,8 @@ from etc_realformer.data import tfrecords
 from etc_realformer.data.span_tokenization import OffsetTokenizer
 from etc_realformer.data.tokenization import load_tokenizer
 from tasks.common.read_report import ReadReport, RecordProblem
-from tasks.wikihop import data, official, official_model, official_records
+from tasks.wikihop import data, model as model_lib, records
+from tasks.wikihop import features as F
 from tasks.wikihop.features import WikiHopFeatureConfig
 from tasks.wikihop.task import TASK
 import official_fixtures
@@ -36,7 +37,7 @@ def _load(name):
 def _config(**overrides):
   sets = official_fixtures.convert_sets("wikihop")
   flags = _load("settings.json")["flag_values"]
-  sets.update(max_num_sentences=flags["max_num_sentences"], layout="official")
+  sets.update(max_num_sentences=flags["max_num_sentences"])
   sets.update(overrides)
   return WikiHopFeatureConfig(**sets)
 
@@ -72,7 +73,7 @@ def test_settings_are_the_ones_converted_with():
   assert (config.long_seq_len, config.global_seq_len, config.max_num_sentences) == (
       settings["flag_values"]["long_seq_len"], settings["flag_values"]["global_seq_len"],
       settings["flag_values"]["max_num_sentences"])
-  assert list(official.FEATURE_NAMES) == sorted(official.FEATURE_NAMES, key=lambda n: (
+  assert list(F.FEATURE_NAMES) == sorted(F.FEATURE_NAMES, key=lambda n: (
       settings["feature_order_in_code"].index(n)))
 
 
@@ -82,7 +83,7 @@ def test_fixture_features_equal_googles():
   assert [e.example_id for e in examples] == [e["id"] for e in expected]
   kinds = _load("settings.json")["feature_kinds"]
   counts = collections.Counter()
-  got = list(official_records.training_features(examples, _tokenizer(), _config(), counts))
+  got = list(records.training_features(examples, _tokenizer(), _config(), counts))
   assert len(got) == len(expected) and counts["examples"] == len(expected)
   compared = 0
   for features, want in zip(got, expected):
@@ -103,7 +104,7 @@ def test_fixture_features_equal_googles():
 
 def test_fixture_tf_examples_have_googles_kinds():
   kinds = _load("settings.json")["feature_kinds"]
-  features = next(official_records.training_features(_fixture_examples()[:1], _tokenizer(),
+  features = next(records.training_features(_fixture_examples()[:1], _tokenizer(),
                                                        _config(), collections.Counter()))
   example = tfrecords.to_tf_example(features)
   for name, kind in kinds.items():
@@ -114,10 +115,9 @@ def test_fixture_tf_examples_have_googles_kinds():
 
 
 def _convert(item, tmp_path, with_labels=True, **config):
-  config = dict(dict(long_seq_len=64, global_seq_len=32, max_num_sentences=200,
-                     layout="official"), **config)
-  convert = official_records.converter(wf.tokenizer(tmp_path), WikiHopFeatureConfig(**config))
-  return convert(official.from_item(item, with_labels), with_labels)
+  config = dict(dict(long_seq_len=64, global_seq_len=32, max_num_sentences=200), **config)
+  convert = records.converter(wf.tokenizer(tmp_path), WikiHopFeatureConfig(**config))
+  return convert(F.from_item(item, with_labels), with_labels)
 
 
 def test_hand_made_item_layout(tmp_path):
@@ -163,13 +163,13 @@ def test_query_kept_as_written_and_candidates_stripped_lowered_with_duplicates(t
 
 def test_answer_is_lowered_not_stripped(tmp_path):
   with pytest.raises(RecordProblem) as raised:
-    official.from_item(wf.raw_item(answer=" freedonia"), with_labels=True)
+    F.from_item(wf.raw_item(answer=" freedonia"), with_labels=True)
   assert "does not strip" in raised.value.detail
   path = str(tmp_path / "train.json")
   with open(path, "w") as f:
     json.dump([wf.raw_item(id="a", answer=" freedonia"), wf.raw_item(id="b")], f)
   report = ReadReport(path=path)
-  kept = list(official_records.iter_training_examples(path, report))
+  kept = list(data.iter_training_examples(path, report))
   assert [e.example_id for e in kept] == ["b"]
   assert report.skipped["answer not a candidate (official layout)"] == 1
   assert "train.json: item 0 (id a): field 'answer'" in report.messages[0]
@@ -196,13 +196,13 @@ def test_mentions_need_the_substring_and_match_pieces(tmp_path):
 def test_truncation_drops_from_the_document_with_most_sentences():
   # documents with 3, 1, 3 sentences of 2 pieces; 5 sentences allowed: ties go to the entry
   # pushed earliest: doc 0 loses one (3->2), then doc 2 (3->2).
-  assert official.truncate_documents([[2, 2, 2], [2], [2, 2, 2]], 5, 100) == [2, 1, 2]
+  assert F.truncate_documents([[2, 2, 2], [2], [2, 2, 2]], 5, 100) == [2, 1, 2]
   # token limit only: 9 pieces allowed of 16: doc 0 (3 sentences) drops its 5-piece sentence;
   # then docs 0 and 2 have 2 each, and doc 2 was pushed back earlier than doc 0: it drops one.
-  assert official.truncate_documents([[2, 2, 5], [3], [2, 2]], 100, 9) == [2, 1, 1]
+  assert F.truncate_documents([[2, 2, 5], [3], [2, 2]], 100, 9) == [2, 1, 1]
   # a document can lose every sentence
-  assert official.truncate_documents([[4], [1, 1, 1, 1]], 2, 100) == [1, 1]
-  assert official.truncate_documents([[1], []], 0, 100) == [0, 0]
+  assert F.truncate_documents([[4], [1, 1, 1, 1]], 2, 100) == [1, 1]
+  assert F.truncate_documents([[1], []], 0, 100) == [0, 0]
 
 
 def test_truncated_document_keeps_its_paragraph_token(tmp_path):
@@ -216,9 +216,9 @@ def test_truncated_document_keeps_its_paragraph_token(tmp_path):
 
 
 def test_items_google_fails_on_raise_clear_errors(tmp_path):
-  with pytest.raises(official.DoesNotFit, match="long_seq_len"):
+  with pytest.raises(F.DoesNotFit, match="long_seq_len"):
     _convert(wf.raw_item(), tmp_path, long_seq_len=4)
-  with pytest.raises(official.DoesNotFit, match="global_seq_len 8"):
+  with pytest.raises(F.DoesNotFit, match="global_seq_len 8"):
     _convert(wf.raw_item(), tmp_path, global_seq_len=8)
   with pytest.raises(ValueError, match=r"candidates\[1\]"):
     _convert(wf.raw_item(candidates=["freedonia", "  "]), tmp_path)
@@ -238,8 +238,8 @@ def _tiny_etc(**overrides):
 
 def test_side_inputs_follow_googles_rules(tmp_path):
   f = _convert(wf.raw_item(), tmp_path)
-  batch = {name: tf.constant(f[name][None]) for name in official.MODEL_FEATURES}
-  side = {k: v.numpy()[0] for k, v in official_model.side_inputs(batch, 2, 2, True, False).items()}
+  batch = {name: tf.constant(f[name][None]) for name in F.MODEL_FEATURES}
+  side = {k: v.numpy()[0] for k, v in model_lib.side_inputs(batch, 2, 2, True, False).items()}
   n, g = 22, 11   # real long and global tokens
   g2l = side["g2l_att_mask"]
   # candidates and query tokens see every real long token
@@ -264,9 +264,9 @@ def test_side_inputs_follow_googles_rules(tmp_path):
 
 def test_model_reads_googles_features_and_masks_non_candidates(tmp_path):
   f = _convert(wf.raw_item(), tmp_path)
-  model = official_model.OfficialWikiHopModel(_tiny_etc(), name="wikihop")
+  model = model_lib.WikiHopModel(_tiny_etc(), name="wikihop")
   model.build()
-  batch = {name: tf.constant(np.stack([f[name]] * 2)) for name in official.MODEL_FEATURES}
+  batch = {name: tf.constant(np.stack([f[name]] * 2)) for name in F.MODEL_FEATURES}
   logits = model(batch)["candidate_logits"].numpy()
   assert logits.shape == (2, 32)
   assert (logits[:, 3:] == -10000.0).all() and (logits[:, :3] > -100).all()
@@ -298,12 +298,12 @@ def test_items_that_do_not_fit_are_skipped_and_counted(tmp_path):
   long_query = "country " + " ".join(["mara veldt"] * 30)
   with open(path, "w") as f:
     json.dump([wf.raw_item(id="a", query=long_query), wf.raw_item(id="b")], f)
-  config = WikiHopFeatureConfig(long_seq_len=64, global_seq_len=32, layout="official")
+  config = WikiHopFeatureConfig(long_seq_len=64, global_seq_len=32)
   report, counts = ReadReport(path=path), collections.Counter()
   got = list(TASK.training_features(path, wf.tokenizer(tmp_path), config, report, counts,
                                     print))
   assert [f["example_id"] for f in got] == [["b"]] and report.examples == 1
-  assert report.skipped[official_records.SKIP_REASON] == 1
+  assert report.skipped[records.SKIP_REASON] == 1
   assert "id a" in report.messages[0] and "long_seq_len 64" in report.messages[0]
 
 
@@ -316,8 +316,8 @@ def test_sentencepiece_vocabulary_keeps_the_global_ids_and_cased_pieces(tmp_path
   tok = OffsetTokenizer(load_tokenizer(spm_model_file=model_file))
   item = wf.raw_item(query="born Ann", candidates=["Zo caf", "ann"], answer="zo caf",
                      supports=["Ann was born in Zo caf. The end.", "zo caf was born."])
-  config = WikiHopFeatureConfig(long_seq_len=64, global_seq_len=16, layout="official")
-  f = official_records.converter(tok, config)(official.from_item(item, True), True)
+  config = WikiHopFeatureConfig(long_seq_len=64, global_seq_len=16)
+  f = records.converter(tok, config)(F.from_item(item, True), True)
   pieces = tok.tokenizer.tokenize(["zo caf", "ann", "born Ann", "Ann was born in Zo caf.",
                                    "The end.", "zo caf was born."])
   flat = [p for ids in pieces for p in ids]
@@ -329,10 +329,10 @@ def test_sentencepiece_vocabulary_keeps_the_global_ids_and_cased_pieces(tmp_path
   assert list(links[n1:n1 + len(pieces[0])]) == [0] * len(pieces[0])   # "zo caf" in doc 2
 
 
-def test_predictor_converts_and_decodes_the_official_layout(tmp_path):
+def test_predictor_converts_and_decodes_googles_way(tmp_path):
   from tasks.wikihop import inference  # pylint: disable=import-outside-toplevel
-  config = WikiHopFeatureConfig(long_seq_len=64, global_seq_len=32, layout="official")
-  assert set(TASK.export_inputs(config)) == set(official.MODEL_FEATURES)
+  config = WikiHopFeatureConfig(long_seq_len=64, global_seq_len=32)
+  assert set(TASK.export_inputs(config)) == set(F.MODEL_FEATURES)
   assert TASK.export_inputs(config)["global_token_ids"] == 32
   model = TASK.build_model(_tiny_etc(), config)
   model.build()
@@ -342,7 +342,7 @@ def test_predictor_converts_and_decodes_the_official_layout(tmp_path):
                wf.raw_item(id="c", query="country " + " ".join(["mara"] * 80))], f)
   examples, _ = data.read_examples(path, with_labels=False)
   predictor = inference.Predictor.from_model(model, config, wf.tokenizer(tmp_path))
-  assert predictor.input_features == official.MODEL_FEATURES
+  assert predictor.input_features == F.MODEL_FEATURES
   logged = []
   prediction = predictor.predict(examples, batch_size=2, log=logged.append)
   assert list(prediction) == ["a", "b", "c"]
@@ -352,5 +352,5 @@ def test_predictor_converts_and_decodes_the_official_layout(tmp_path):
 
 
 def test_truncation_that_cannot_end_is_an_error():
-  with pytest.raises(official.DoesNotFit, match="3 pieces too many"):
-    official.truncate_documents([[2], [1]], 100, -3)
+  with pytest.raises(F.DoesNotFit, match="3 pieces too many"):
+    F.truncate_documents([[2], [1]], 100, -3)

@@ -1,10 +1,10 @@
-"""Sentences for the official WikiHop layout: `nltk.sent_tokenize`, as Google's converter.
+"""WikiHop sentences: `nltk.sent_tokenize`, as in Google's converter.
 
 Google's WikiHop converter cuts every support document into sentences with
 `nltk.sent_tokenize(doc)`: NLTK's Punkt tokenizer with its trained English parameters
 (`punkt_tab/english`: abbreviations, collocations, sentence starters and the orthographic
 context of about 20,000 words). Each sentence becomes a global token, so the sentences decide
-the official features. NLTK is a dependency of this package and the English punkt_tab files ship
+Google's features. NLTK is a dependency of this package and the English punkt_tab files ship
 with it (etc_realformer/data/nltk_data, NOTICE.md there); a copy on NLTK's own search path
 (`python -m nltk.downloader punkt_tab`) is found first and is the same data.
 
@@ -33,7 +33,7 @@ def sentence_splitter() -> Callable[[str], List[str]]:
   try:
     import nltk  # pylint: disable=import-outside-toplevel
   except ImportError:
-    raise ValueError("WikiHop official layout: sentences need the NLTK package, a dependency "
+    raise ValueError("WikiHop: sentences need the NLTK package, a dependency "
                      "of etc-realformer: run `bash .ci/setup` or `pip install nltk`") from None
   if NLTK_DATA not in nltk.data.path:
     nltk.data.path.append(NLTK_DATA)
@@ -41,8 +41,8 @@ def sentence_splitter() -> Callable[[str], List[str]]:
     nltk.data.find("tokenizers/punkt_tab/english/")
   except LookupError:
     raise ValueError(
-        "WikiHop official layout: sentences need NLTK's English punkt_tab parameters, which "
+        "WikiHop: sentences need NLTK's English punkt_tab parameters, which "
         f"ship with etc-realformer in {NLTK_DATA} but are not there (reinstall the package "
         "with `pip install -e .`, or run `python -m nltk.downloader punkt_tab`)") from None
-  logging.info("WikiHop official layout: sentences from nltk.sent_tokenize (punkt_tab english)")
+  logging.info("WikiHop: sentences from nltk.sent_tokenize (punkt_tab english)")
   return functools.partial(nltk.sent_tokenize, language="english")
