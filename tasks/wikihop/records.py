@@ -23,9 +23,7 @@ SKIP_REASON = "does not fit (official layout)"
 
 
 def as_official(example, with_labels: bool) -> features.OfficialExample:
-  """An OfficialExample, or a WikiHopExample (tasks.wikihop.data) read from its JSON item."""
-  if isinstance(example, features.OfficialExample):
-    return example
+  """A WikiHopExample (tasks.wikihop.data) as Google's converter reads its JSON item."""
   if example.item is None:
     raise ValueError(f"id {example.example_id}: the converter needs the JSON item "
                      "(read the file with tasks.wikihop.data)")
