@@ -3,11 +3,12 @@
 One training step (forward + backward + AdamW update, dropout 0.1) of the HotpotQA model (the
 encoder plus its three small heads) on the released ETC architectures
 (configs/models/etc_base_official.yaml, etc_large_official.yaml) at L = 4096 long and G = 256
-global tokens (configs/hotpotqa/etc_*.yaml), on generated HotpotQA-shaped features (question,
-ten paragraphs of twenty sentences), for batch 1 and 2 and grad_checkpointing_period 0 and 1,
-float32 or a mixed-precision policy (--mixed_precision; the activation bytes a GPU would hold,
-and fast enough on a CPU with float16 instructions). The step is the compiled train function
-`fit` calls, with the optimizer slots built first, as the training loop does.
+global tokens (configs/hotpotqa/etc_*.yaml), on generated HotpotQA features in Google's ETC
+layout (question, ten paragraphs of twenty sentences), for batch 1 and 2 and
+grad_checkpointing_period 0 and 1, float32 or a mixed-precision policy (--mixed_precision; the
+activation bytes a GPU would hold, and fast enough on a CPU with float16 instructions). The
+step is the compiled train function `fit` calls, with the optimizer slots built first, as the
+training loop does.
 
 Each configuration runs in its own process; its peak resident memory (ru_maxrss) is its own.
   built MB    resident memory once weights, AdamW slots and the batch exist (before any step)
@@ -82,63 +83,89 @@ def _rss_mb():
 
 
 def hotpot_batch(vocab_size, long_len, global_len, batch, seed=0):
-  """HotpotQA-shaped features and labels (numpy): CLS + question, then per paragraph one
-  PARAGRAPH, one TITLE and one SENTENCE global token per sentence; the long tokens are the
-  question pieces, then each paragraph's title and sentence pieces, owned by their tokens."""
+  """A batch of generated HotpotQA features in Google's ETC layout (tasks/hotpotqa/features.py),
+  as numpy int32 arrays: the model's eight inputs (features.MODEL_INPUTS) and the labels
+  (features.LABELS).
+
+  Global: [CLS], one token per question piece, then per paragraph a PARAGRAPH token, a title
+  token and one token per sentence, as long as a whole paragraph still fits in global_len.
+  Long: [CLS], the question pieces, then per paragraph its title and sentences, each of the same
+  number of random pieces, sized so that NUM_PARAGRAPHS paragraphs fill the long input (a few
+  padding positions remain at the end). Every piece is owned by its question, title or sentence
+  token (long_sentence_ids) and, inside a paragraph, points at its PARAGRAPH token
+  (long_paragraph_ids); the long [CLS] has the sentence type and neither (-1). Breakpoints
+  close [CLS], the question and each paragraph. Padding as Google's converter writes it: ids,
+  types and breakpoints 0, sentence and paragraph ids -1. Every example has the same layout;
+  only the piece ids differ. Labels: the first two sentences of the first paragraph are
+  supporting (so are that paragraph's PARAGRAPH and title tokens); the answer (type 0, span)
+  is up to three pieces inside the first sentence."""
   import numpy as np  # pylint: disable=g-import-not-at-top
+  if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+  from tasks.hotpotqa import features as fl  # pylint: disable=g-import-not-at-top
+  ids = fl.WORDPIECE_GLOBAL_IDS
   rng = np.random.default_rng(seed)
-  glob = {k: np.zeros(global_len, np.int32) for k in (
-      "global_token_ids", "global_segment_ids", "global_paragraph_ids", "ignore_hard_g2l_mask",
-      "sp_mask")}
-  long = {k: np.zeros(long_len, np.int32) for k in (
-      "segment_ids", "sentence_ids", "long_paragraph_ids", "span_mask")}
-  glob["global_token_ids"][0] = 101            # CLS sees every long token
-  glob["ignore_hard_g2l_mask"][0] = 1
-  g = 1
-  for i in range(QUESTION_PIECES):             # question: global q_i owns long piece i
-    glob["global_token_ids"][g] = 2
-    glob["ignore_hard_g2l_mask"][g] = 1
-    long["sentence_ids"][i] = g
-    g += 1
-  pos = QUESTION_PIECES
-  per_paragraph = (long_len - pos) // NUM_PARAGRAPHS
-  piece_len = per_paragraph // (SENTENCES_PER_PARAGRAPH + 1)
-  sentence_globals = []
-  for p in range(1, NUM_PARAGRAPHS + 1):
-    if g + 2 + SENTENCES_PER_PARAGRAPH > global_len:
+  long = {k: np.full(long_len, pad, np.int32) for k, pad in fl.LONG_PADDING.items()
+          if k in fl.MODEL_INPUTS}
+  glob = {k: np.full(global_len, pad, np.int32) for k, pad in fl.GLOBAL_PADDING.items()
+          if k in fl.MODEL_INPUTS + ("supporting_facts",)}
+
+  def add_global(g, token_id):
+    glob["global_token_ids"][g] = token_id
+    glob["global_token_type_ids"][g] = fl.GLOBAL_TYPE
+
+  def add_long(pos, n, type_id, owner, paragraph):
+    long["long_token_type_ids"][pos:pos + n] = type_id
+    long["long_sentence_ids"][pos:pos + n] = owner
+    long["long_paragraph_ids"][pos:pos + n] = paragraph
+
+  def breakpoint_after(pos, g):   # the segment ends on long pos - 1 and global g - 1
+    long["long_paragraph_breakpoints"][pos - 1] = 1
+    glob["global_paragraph_breakpoints"][g - 1] = 1
+
+  add_global(0, ids.cls)                           # [CLS]: no owner, no paragraph
+  add_long(0, 1, fl.SENTENCE_TYPE, -1, -1)
+  breakpoint_after(1, 1)
+  for i in range(1, QUESTION_PIECES + 1):          # question piece i, owned by global token i
+    add_global(i, ids.question)
+    add_long(i, 1, fl.QUESTION_TYPE, i, -1)
+  pos = g = 1 + QUESTION_PIECES
+  breakpoint_after(pos, g)
+  piece_len = (long_len - pos) // NUM_PARAGRAPHS // (SENTENCES_PER_PARAGRAPH + 1)
+  paragraphs = []   # (PARAGRAPH token, title token, sentence tokens, first sentence's start)
+  for _ in range(NUM_PARAGRAPHS):
+    if piece_len < 1 or g + 2 + SENTENCES_PER_PARAGRAPH > global_len:
       break
-    start = pos
-    glob["global_token_ids"][g:g + 2] = (5, 6)        # PARAGRAPH, TITLE
-    glob["global_segment_ids"][g:g + 2] = (1, 2)
-    glob["global_paragraph_ids"][g:g + 2 + SENTENCES_PER_PARAGRAPH] = p
-    glob["ignore_hard_g2l_mask"][g] = 1
-    title = g + 1
-    long["sentence_ids"][pos:pos + piece_len] = title
-    long["segment_ids"][pos:pos + piece_len] = 2
-    pos += piece_len
-    g += 2
+    paragraph, title = g, g + 1
+    add_global(paragraph, ids.paragraph)
+    add_global(title, ids.sentence)                # titles take the sentence id too
+    add_long(pos, piece_len, fl.TITLE_TYPE, title, paragraph)
+    pos, g = pos + piece_len, g + 2
+    sentences, first = [], pos
     for _ in range(SENTENCES_PER_PARAGRAPH):
-      glob["global_token_ids"][g] = 1                 # SENTENCE
-      glob["global_segment_ids"][g] = 3
-      glob["sp_mask"][g] = 1
-      sentence_globals.append(g)
-      long["sentence_ids"][pos:pos + piece_len] = g
-      long["segment_ids"][pos:pos + piece_len] = 3
-      long["span_mask"][pos:pos + piece_len] = 1
-      pos += piece_len
-      g += 1
-    long["long_paragraph_ids"][start:pos] = p
+      add_global(g, ids.sentence)
+      add_long(pos, piece_len, fl.SENTENCE_TYPE, g, paragraph)
+      sentences.append(g)
+      pos, g = pos + piece_len, g + 1
+    breakpoint_after(pos, g)
+    paragraphs.append((paragraph, title, sentences, first))
+  if not paragraphs:
+    raise ValueError(f"no paragraph of {SENTENCES_PER_PARAGRAPH} sentences fits in "
+                     f"long_len={long_len}, global_len={global_len}")
   token_ids = rng.integers(1000, vocab_size, (batch, long_len)).astype(np.int32)
-  token_ids[:, pos:] = 0                               # padding after the last paragraph
-  features = {"token_ids": token_ids}
+  token_ids[:, 0] = ids.cls
+  token_ids[:, pos:] = fl.LONG_PADDING["long_token_ids"]
+  features = {"long_token_ids": token_ids}
   for name, row in list(long.items()) + list(glob.items()):
-    features[name] = np.repeat(row[None], batch, 0)
-  sp_labels = np.zeros((batch, global_len), np.int32)
-  sp_labels[:, sentence_globals[:2]] = 1               # two supporting sentences
-  begin = QUESTION_PIECES + 2 * piece_len + 3          # inside the first paragraph's 1st sentence
-  features.update(answer_type=np.zeros(batch, np.int32), sp_labels=sp_labels,
-                  answer_begin=np.full(batch, begin, np.int32),
-                  answer_end=np.full(batch, begin + 2, np.int32))
+    if name != "long_token_ids":
+      features[name] = np.repeat(row[None], batch, 0)
+  paragraph, title, sentences, first = paragraphs[0]
+  features["supporting_facts"][:, [paragraph, title] + sentences[:2]] = 1
+  begin = first + min(3, piece_len - 1)            # inside the first paragraph's 1st sentence
+  end = min(begin + 2, first + piece_len - 1)
+  features.update(answer_types=np.full(batch, fl.ANSWER_TYPES["span"], np.int32),
+                  answer_begins=np.full(batch, begin, np.int32),
+                  answer_ends=np.full(batch, end, np.int32))
   return features
 
 

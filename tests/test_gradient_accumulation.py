@@ -5,8 +5,8 @@ trainer: with `gradient_accumulation_steps: 2` they end with the weights of a ru
 accumulation to 1e-6 (LAMB and AdamW), and so do 2 Horovod ranks with accumulation
 (micro-batches of one example). All use cpc_group_size = 1: an example's CPC negatives are then
 its own hidden sentences, so CPC does not depend on how a batch is cut and one run without
-accumulation is the reference for all of them. The HotpotQA model checks a loss averaged over a
-data-dependent part of the batch (the span loss); a linear regression (accumulation_fixtures)
+accumulation is the reference for all of them. A HotpotQA model whose span loss averages over the
+span answers (a data-dependent part of the batch) checks LossModel.loss_weights; a linear regression (accumulation_fixtures)
 checks resuming, MirroredStrategy (1 and 2 replicas) and loss scaling cheaply.
 """
 
@@ -27,8 +27,10 @@ from etc_realformer.training import loop
 from etc_realformer.training import pretraining_run
 from etc_realformer.training.distribution import Distribution
 from etc_realformer.training.schedules import WarmupLinearDecay
+from tasks.common.task_model import softmax_loss
 from tasks.hotpotqa import features as hotpot_features
 from tasks.hotpotqa.model import HotpotQaModel
+from tasks.hotpotqa.text import TextTokenizer
 
 STEPS = 4        # optimizer steps of the pretraining and HotpotQA runs
 BATCH = 4        # global batch
@@ -145,8 +147,7 @@ def test_two_horovod_ranks_with_accumulation_match_one_process_without(pretrain,
 
 # A task model whose span loss averages over the span examples only.
 
-HOTPOT_CONFIG = hotpot_features.HotpotFeatureConfig(long_seq_len=32, global_seq_len=16,
-                                                    max_question_pieces=8)
+HOTPOT_CONFIG = hotpot_features.HotpotFeatureConfig(long_seq_len=32, global_seq_len=16)
 HOTPOT_ENCODER = dict(vocab_size=200, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                       intermediate_size=32, local_radius=3, relative_pos_max_distance=2,
                       relative_vocab_size=8, hidden_dropout_prob=0.0,
@@ -154,22 +155,45 @@ HOTPOT_ENCODER = dict(vocab_size=200, hidden_size=16, num_hidden_layers=1, num_a
                       residual_attention="sum")
 
 
+class SpanMeanModel(HotpotQaModel):
+  """Answer-type loss (batch mean) + begin loss averaged over the span answers only: a loss
+  whose denominator depends on the data, through LossModel.loss_weights / weight_total."""
+  metric_names = ("loss",)
+
+  def loss_weights(self, features):
+    return {"span": tf.cast(tf.equal(features["answer_types"], 0), tf.float32)}   # [B]
+
+  def compute_losses(self, features, outputs):
+    type_loss, _ = softmax_loss(features["answer_types"], outputs["answer_type_logits"])
+    is_span = self.loss_weights(features)["span"]
+    per_example = -tf.reduce_sum(
+        tf.one_hot(features["answer_begins"], tf.shape(outputs["begin_logits"])[-1])
+        * tf.nn.log_softmax(outputs["begin_logits"]), -1)                        # [B]
+    span = tf.math.divide_no_nan(tf.reduce_sum(per_example * is_span),
+                                 self.weight_total(features, "span", is_span))
+    return {"loss": type_loss + span}
+
+
 def _hotpot_features(tmp_path):
   """8 examples = 2 global batches of 4 whose halves hold different numbers of span answers:
   [span, yes | span, span] and [no, yes | span, no]."""
-  tok = hf.tokenizer(tmp_path)
+  tok = TextTokenizer(hf.tokenizer(tmp_path).tokenizer)
   answers = ["Ann", "yes", "1921", "Zoë", "no", "yes", "1930", "no"]
-  rows = [hotpot_features.convert_example(hf.example(answer=a), tok, HOTPOT_CONFIG,
-                                          with_labels=True)[0] for a in answers]
-  features = {k: np.stack([r[k] for r in rows]).astype(np.int32) for k in rows[0]}
-  assert features["answer_type"].tolist() == [0, 1, 0, 0, 2, 1, 0, 2]
+  rows = [hotpot_features.convert_example(hf.example(answer=a), tok, HOTPOT_CONFIG.long_seq_len,
+                                          HOTPOT_CONFIG.global_seq_len, is_training=True,
+                                          debug=False) for a in answers]
+  names = hotpot_features.MODEL_INPUTS + hotpot_features.LABELS
+  features = {k: np.stack([r[k] for r in rows]).astype(np.int32) for k in names}
+  for k in hotpot_features.SCALAR_LABELS:
+    features[k] = features[k][:, 0]                                               # [B]
+  assert features["answer_types"].tolist() == [0, 1, 0, 0, 2, 1, 0, 2]
   return features
 
 
 def test_micro_batch_weight_shares_make_a_masked_mean_loss_exact(tmp_path):
   features = _hotpot_features(tmp_path)
   batch = {k: tf.constant(v[:BATCH]) for k, v in features.items()}
-  model = HotpotQaModel(HOTPOT_ENCODER)
+  model = SpanMeanModel(HOTPOT_ENCODER)
   whole = float(model.compute_losses(batch, model(batch))["loss"])
   micro = list(accumulation.split_batches(tf.data.Dataset.from_tensors(batch), 2,
                                           model.loss_weights))
@@ -191,7 +215,7 @@ def test_task_model_accumulated_update_equals_the_big_batch_update(tmp_path):
                   optimizer="adamw", log_every=1)
     values.update(changes)
     record = _Record()
-    loop.run_training_loop(af.build(HotpotQaModel, HOTPOT_ENCODER), make,
+    loop.run_training_loop(af.build(SpanMeanModel, HOTPOT_ENCODER), make,
                            loop.LoopConfig.from_dict(values), str(tmp_path / name),
                            Distribution("none"), verbose=0, extra_callbacks=[record])
     return record
@@ -203,7 +227,7 @@ def test_task_model_accumulated_update_equals_the_big_batch_update(tmp_path):
   # ignores: its exact gradient is 0, and AdamW turns the rounding noise it gets instead
   # (about 1e-9) into steps of about lr * noise / (|noise| + epsilon), different in any two
   # runs that add in a different order. It only wanders at that noise level.
-  noise = "span/bias:0"
+  noise = "answer_span/bias:0"
   for weights in (big.weights, accumulated.weights):
     assert np.max(np.abs(weights.pop(noise))) < 1e-4
   assert _max_diff(accumulated.weights, big.weights) <= EXACT

@@ -15,7 +15,6 @@ import pytest
 
 import spm_proto
 
-import hotpot_fixtures as hf
 import nq_fixtures as nf
 from etc_realformer.data import tokenization
 from etc_realformer.data import vocab
@@ -195,10 +194,10 @@ def test_etc_sentencepiece_special_ids(spm_file):
 
 def test_global_ids_of_the_official_converters():
   assert hotpot_features.global_ids_for("wordpiece") == hotpot_features.GlobalTokenIds(
-      cls=101, sentence=1, cpc_mask=2, question=3, candidate=4, paragraph=5)
-  # HotpotQA with the SentencePiece model: <unused_39..42>; sentence and CPC keep 1 and 2.
+      cls=101, sentence=1, question=3, paragraph=5)
+  # HotpotQA with the SentencePiece model: <unused_39>, <unused_40>, <unused_42>; sentence 1.
   assert hotpot_features.global_ids_for("sentencepiece") == hotpot_features.GlobalTokenIds(
-      cls=40, sentence=1, cpc_mask=2, question=41, candidate=42, paragraph=43)
+      cls=40, sentence=1, question=41, paragraph=43)
   assert nq_features.QUESTION_ID == 35
   with pytest.raises(ValueError, match="'bpe'"):
     hotpot_features.global_ids_for("bpe")
@@ -326,27 +325,6 @@ def test_fine_tuning_takes_the_vocabulary_of_the_checkpoint(tmp_path, name, copi
 
 
 # ------------------------------------------------------------------ task features with SPM ids
-
-
-def test_hotpotqa_features_use_the_sentencepiece_global_ids(spm_file):
-  tok = OffsetTokenizer(tokenization.tokenizer_for_vocab(spm_file))
-  example = hf.example()
-  f, layout = hotpot_features.convert_example(example, tok, hotpot_features.HotpotFeatureConfig(
-      long_seq_len=128, global_seq_len=64, max_question_pieces=32), with_labels=True)
-  encode = tok.tokenizer.tokenize
-  q_ids = encode([example.question])[0]
-  expected_global = ([40] + q_ids + [43, hotpot_features.TITLE_ID, 1, 1]
-                     + [43, hotpot_features.TITLE_ID, 1])
-  assert f["global_token_ids"][:len(expected_global)].tolist() == expected_global
-  assert not f["global_token_ids"][len(expected_global):].any()
-  (title_1, sentences_1), (title_2, sentences_2) = example.context
-  long_ids = q_ids + sum(encode([title_1] + sentences_1) + encode([title_2] + sentences_2), [])
-  assert f["token_ids"][:len(long_ids)].tolist() == long_ids
-  assert not f["token_ids"][len(long_ids):].any()
-  assert tok.tokenizer.unk_id not in long_ids
-  # The answer "Ann" maps back to the original text of its supporting sentence.
-  begin, end = int(f["answer_begin"]), int(f["answer_end"])
-  assert sentences_1[0][layout.long_start[begin]:layout.long_end[end]] == "Ann"
 
 
 def test_nq_global_cls_is_the_tokenizers(spm_file):

@@ -10,7 +10,7 @@ For each task that has real records:
   (tasks.<task>.metrics) accepts the prediction file.
 
 The helpers are those of the synthetic official-layout fixtures (official_fixtures, with the
-fixture folder as a parameter, and the value lists of test_hotpotqa_official_layout).
+fixture folder as a parameter, and the value lists of test_hotpotqa_layout).
 """
 
 import collections
@@ -22,7 +22,7 @@ import pytest
 
 import launch_fixtures as lf
 import official_fixtures
-import test_hotpotqa_official_layout as hotpot_layout
+import test_hotpotqa_layout as hotpot_layout
 from etc_realformer.data import tfrecords
 from etc_realformer.data.span_tokenization import OffsetTokenizer
 from etc_realformer.data.tokenization import load_tokenizer

@@ -39,7 +39,6 @@ from etc_realformer.training.distribution import Distribution
 from tasks.common import conversion
 from tasks.common import demo
 from tasks.common import finetuning
-from tasks.common import feature_config as feature_config_lib
 from tasks.common import input_parts
 from tasks.common import serving
 from tasks.common.read_report import ReadReport
@@ -166,10 +165,8 @@ class Task(abc.ABC):
 
   def feature_lengths(self, feature_config) -> Dict[str, int]:
     """The length of every stored feature (0 for a scalar) for parsing TFRecords; by default
-    `feature_lengths` of the task's `official` module for the official layout, else of its
-    `features` module."""
-    official = feature_config.layout == feature_config_lib.OFFICIAL_LAYOUT
-    return self.module("official" if official else "features").feature_lengths(feature_config)
+    `feature_lengths` of the task's `features` module."""
+    return self.module("features").feature_lengths(feature_config)
 
   @abc.abstractmethod
   def baselines(self, examples: Sequence[Any]) -> Dict[str, Any]:

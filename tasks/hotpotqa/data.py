@@ -2,9 +2,10 @@
 
 One JSON array of records (docs/file_formats.md, "HotpotQA"). `read_examples` gives `HotpotExample`s
 and a `ReadReport`. Two modes:
-  - with_labels=True (training): a record that cannot be labelled (missing answer, supporting
-    facts pointing at a title or sentence that does not exist, a span answer that occurs in no
-    supporting sentence) is skipped, counted under its reason, and its first messages kept.
+  - with_labels=True (training): records are read as Google's converter reads them
+    (`parse_training_record`): answer and supporting facts are taken as they are, and the
+    converter (tasks.hotpotqa.features) skips and counts what it cannot label; a record whose
+    fields have the wrong shape is skipped, counted under its reason, and its first messages kept.
   - with_labels=False (prediction): nothing with an `_id` is skipped. Unusable parts are
     replaced by what can be used (non-string sentences dropped, a malformed context emptied), and
     each repair is counted, so every id still gets a prediction.
@@ -73,63 +74,66 @@ def _parse_context(record: Dict[str, Any], repairs: List[RecordProblem]):
   return out
 
 
-def _parse_labels(record, context):
-  """(answer, supporting_facts) checked against the context."""
-  for field in ("answer", "supporting_facts"):
-    if field not in record:
-      raise RecordProblem("missing field", field, "missing")
-  answer = record["answer"]
-  if not isinstance(answer, str) or not answer.strip():
-    raise RecordProblem("bad answer", "answer", f"expected a non-empty string, got {answer!r}")
-  facts = record["supporting_facts"]
-  if not isinstance(facts, list) or not facts:
-    raise RecordProblem("bad supporting facts", "supporting_facts",
-                         "expected a non-empty list of [title, sentence_index]")
-  sentences_of = {title: sentences for title, sentences in context}
+def _string_field(record: Dict[str, Any], name: str, default: Optional[str] = None) -> str:
+  value = record.get(name, default)
+  if not isinstance(value, str):
+    raise RecordProblem("bad field", name, f"expected a string, got {type(value).__name__}")
+  return value
+
+
+def parse_training_record(record: Any) -> HotpotExample:
+  """A record read as Google's converter reads it: `_id`, `question` and `context` required;
+  `answer` (default ""), `supporting_facts` (default []), `type` and `level` (default "")
+  taken as they are, unchecked against the context (the converter decides what it can label
+  and counts what it cannot). RecordProblem names a field whose shape it cannot use."""
+  qas_id = object_with_id(record, "record", "_id")
+  question = _string_field(record, "question")
+  context = record.get("context")
+  if not isinstance(context, list):
+    raise RecordProblem("malformed context", "context",
+                        f"expected a list of [title, sentences], got {type(context).__name__}")
+  paragraphs = []
+  for p, paragraph in enumerate(context):
+    if (not isinstance(paragraph, (list, tuple)) or len(paragraph) != 2
+        or not isinstance(paragraph[0], str) or not isinstance(paragraph[1], list)
+        or not all(isinstance(s, str) for s in paragraph[1])):
+      raise RecordProblem("malformed context", f"context[{p}]",
+                          "expected [title string, [sentence string, ...]]")
+    paragraphs.append((paragraph[0], list(paragraph[1])))
+  facts = record.get("supporting_facts", [])
+  if not isinstance(facts, list):
+    raise RecordProblem("bad supporting facts", "supporting_facts", "expected a list")
   parsed = []
   for i, fact in enumerate(facts):
     if (not isinstance(fact, (list, tuple)) or len(fact) != 2 or not isinstance(fact[0], str)
         or not isinstance(fact[1], int) or isinstance(fact[1], bool)):
       raise RecordProblem("bad supporting facts", f"supporting_facts[{i}]",
-                           f"expected [title, integer index], got {fact!r}")
-    title, index = fact
-    if title not in sentences_of:
-      raise RecordProblem("supporting fact title not in context", f"supporting_facts[{i}]",
-                           f"title {title!r} is not a context title")
-    if not 0 <= index < len(sentences_of[title]):
-      raise RecordProblem("supporting fact index out of range", f"supporting_facts[{i}]",
-                           f"paragraph {title!r} has {len(sentences_of[title])} sentence(s), "
-                           f"index {index} does not exist")
-    parsed.append((title, index))
-  if answer.strip().lower() not in YES_NO:
-    if not any(answer.lower() in sentences_of[t][i].lower() for t, i in parsed):
-      raise RecordProblem("answer not in supporting facts", "answer",
-                           f"{answer!r} occurs in none of the supporting sentences")
-  return answer, parsed
+                          f"expected [title, integer index], got {fact!r}")
+    parsed.append((fact[0], fact[1]))
+  return HotpotExample(qas_id, question, paragraphs, answer=_string_field(record, "answer", ""),
+                       supporting_facts=parsed, type=_string_field(record, "type", ""),
+                       level=_string_field(record, "level", ""))
 
 
 def parse_record(record: Any, with_labels: bool, repairs: List[RecordProblem]) -> HotpotExample:
+  """Training (`with_labels`): `parse_training_record`. Prediction: every record with an `_id`
+  is kept, its unusable parts repaired and counted (module docstring)."""
+  if with_labels:
+    return parse_training_record(record)
   qas_id = object_with_id(record, "record", "_id")
   question = record.get("question")
   if not isinstance(question, str):
-    tolerate(RecordProblem("missing field", "question", "missing or not a string"), with_labels,
+    tolerate(RecordProblem("missing field", "question", "missing or not a string"), False,
              repairs, "predicted from the context alone")
     question = ""
   try:
     context = _parse_context(record, repairs)
   except RecordProblem as problem:
-    if with_labels:
-      raise
     repairs.append(RecordProblem(problem.reason, problem.field,
                                   problem.detail + "; an empty answer will be predicted"))
     context = []
-  example = HotpotExample(qas_id, question, context, type=str(record.get("type", "")),
-                          level=str(record.get("level", "")))
-  if with_labels:
-    if repairs:
-      raise repairs[0]
-    example.answer, example.supporting_facts = _parse_labels(record, context)
-  return example
+  return HotpotExample(qas_id, question, context, type=str(record.get("type", "")),
+                       level=str(record.get("level", "")))
 
 
 READER = ArrayReader("HotpotQA", "record", "_id", parse_record, lambda example: example.qas_id,

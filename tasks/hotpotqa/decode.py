@@ -1,26 +1,51 @@
-"""Model outputs -> HotpotQA predictions ({"answer": ..., "sp": ...}), and the dev threshold.
+"""Model outputs on the task's features -> HotpotQA predictions, by the rules of Google's
+HotpotQA prediction code (etcmodel/models/hotpotqa/eval_utils.py, "span" answers).
 
-Per example:
-  supporting facts: the sentences whose sigmoid(sp_logit) >= threshold (at least the best one);
-  answer: "yes"/"no" when the answer-type head says so; otherwise the best span
-    begin_logit[b] + end_logit[e] with b <= e, e - b < max_answer_pieces, b and e in the same
-    sentence, and that sentence among the predicted supporting facts (all sentences when no
-    span fits there). The span comes back as the original text of the sentence.
-Examples without any usable sentence get an empty answer and no supporting fact.
+Per example (its official features f and the four head outputs):
+  supporting facts: every global token with sigmoid(sp_logit) >= threshold that is a sentence
+    token (global_paragraph_ids and global_sentence_ids both >= 0) gives
+    [title of paragraph global_paragraph_ids, global_sentence_ids]. No "at least one" rule.
+  answer type: argmax of the answer-type logits (the lowest index on a tie); 1 -> "yes",
+    2 -> "no".
+  span answer: the 50 most probable begins and the 50 most probable ends (softmax over all L
+    positions, ties to the lower position); a pair counts when both pieces are of type title or
+    sentence (long_token_type_ids 1 or 2, so the long [CLS] too), lie in the same title or
+    sentence (long_sentence_ids), begin <= end, at most 30 pieces, and the owning token is
+    predicted supporting (looked up at long_sentence_ids[begin]; -1 reads the last global
+    token, as numpy indexing does). The pair with the largest begin prob x end prob wins (a tie
+    goes to the larger begin, then end); none -> "".
+  answer text, WordPiece: the whitespace words long_tokens_to_unigrams[begin..end] of that
+    title or sentence, joined with spaces, narrowed to the detokenized pieces by BERT's
+    `get_final_text` alignment; SentencePiece: the pieces joined back.
+The threshold is chosen as Google's final evaluation chooses it: 0.0, 0.1, ..., 1.0, the first
+with the best joint F1.
+
+Option `min_supporting_facts` (features section; not Google's, 0 in the etc configs): when fewer
+sentence tokens than that pass the threshold, the most probable other sentence tokens are
+predicted supporting too (the lower position on a tie), both as supporting facts and for the
+span's owner; the threshold search decodes with it.
 """
 
+import collections
 import dataclasses
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from etc_realformer.data import tokenization
 from tasks.hotpotqa import metrics as metrics_lib
 from tasks.hotpotqa.data import HotpotExample
-from tasks.hotpotqa.features import ExampleLayout
+from tasks.hotpotqa.features import SENTENCE_TYPE, TITLE_TYPE
+from tasks.hotpotqa.text import join_sentencepieces, split_unigrams
 
-DEFAULT_THRESHOLD = 0.5
+TOP_K = 50
 MAX_ANSWER_PIECES = 30
-ANSWER_TYPES = ("span", "yes", "no")
+THRESHOLDS = tuple(float(t) for t in np.linspace(0.0, 1.0, 11))
+ANSWER_TEXTS = {1: "yes", 2: "no"}
+DEFAULT_THRESHOLD = 0.5   # the supporting-fact threshold before one is chosen on dev (Google's flag)
+OUTPUT_NAMES = ("answer_type_logits", "sp_logits", "begin_logits", "end_logits")
+
+Span = Tuple[int, int]
 
 
 @dataclasses.dataclass
@@ -40,84 +65,177 @@ def split_batch(outputs: Dict[str, np.ndarray]) -> List[ExampleOutput]:
 
 
 def _sigmoid(x):
-  return 1.0 / (1.0 + np.exp(-x))
+  return 1.0 / (1.0 + np.exp(-np.asarray(x, np.float64)))
 
 
-def predict_supporting(output: ExampleOutput, layout: ExampleLayout, threshold: float
-                       ) -> List[int]:
-  """Indices into layout.sentences of the predicted supporting facts (at least one)."""
-  if not layout.sentences:
-    return []
-  probs = _sigmoid(output.sp_logits[np.asarray(layout.sentence_global)])   # [num_sentences]
-  chosen = [i for i, p in enumerate(probs) if p >= threshold]
-  return chosen or [int(np.argmax(probs))]
+def _softmax(x):
+  x = np.asarray(x, np.float32)
+  e = np.exp(x - x.max())
+  return e / e.sum()
 
 
-def best_span(output: ExampleOutput, layout: ExampleLayout, sentences: Sequence[int],
-              max_answer_pieces: int = MAX_ANSWER_PIECES) -> Optional[tuple]:
-  """(begin, end) long positions of the best span inside `sentences`, or None."""
-  owner = layout.long_sentence                                             # [num_long]
-  begin = output.begin_logits[:len(owner)]
-  end = output.end_logits[:len(owner)]
-  starts = np.nonzero(np.isin(owner, np.asarray(list(sentences), np.int32)))[0]   # [S]
-  if not len(starts):
-    return None
-  ends = starts[:, None] + np.arange(max_answer_pieces)[None, :]           # [S, W]
-  valid = ends < len(owner)
-  ends = np.minimum(ends, len(owner) - 1)
-  valid &= owner[ends] == owner[starts][:, None]                           # same sentence
-  scores = np.where(valid, begin[starts][:, None] + end[ends], -np.inf)    # [S, W]
-  flat = int(np.argmax(scores))
-  row, col = divmod(flat, max_answer_pieces)
-  return int(starts[row]), int(ends[row, col])
+def top_k(probs: np.ndarray, k: int = TOP_K) -> np.ndarray:
+  """Positions of the k largest values, largest first, the lower position first on a tie."""
+  return np.argsort(-probs, kind="stable")[:k]
 
 
-def decode_example(example: HotpotExample, layout: ExampleLayout,
-                   output: Optional[ExampleOutput], threshold: float = DEFAULT_THRESHOLD,
-                   max_answer_pieces: int = MAX_ANSWER_PIECES):
-  """-> (answer text, [[title, sentence index], ...])."""
-  if output is None or not layout.sentences:
-    return "", []
-  chosen = predict_supporting(output, layout, threshold)
-  sp = [[layout.sentences[i][1], int(layout.sentences[i][2])] for i in chosen]
-  kind = ANSWER_TYPES[int(np.argmax(output.answer_type_logits))]
-  if kind != "span":
-    return kind, sp
-  span = best_span(output, layout, chosen, max_answer_pieces)
-  if span is None:
-    span = best_span(output, layout, range(len(layout.sentences)), max_answer_pieces)
-  if span is None:
-    return "", sp
+def sentence_tokens(f: Dict[str, np.ndarray]) -> np.ndarray:
+  """[G] bool: the global tokens that are sentences (a paragraph and a sentence number)."""
+  return (np.asarray(f["global_paragraph_ids"]) >= 0) & (np.asarray(f["global_sentence_ids"]) >= 0)
+
+
+def supporting_mask(output: ExampleOutput, threshold: float,
+                    f: Optional[Dict[str, np.ndarray]] = None, min_facts: int = 0) -> np.ndarray:
+  """[G] bool: the global tokens predicted supporting. With min_facts (and the features f), the
+  most probable sentence tokens are added until at least min_facts sentences are (or all)."""
+  probs = _sigmoid(output.sp_logits)                                          # [G]
+  supporting = probs >= threshold
+  if min_facts and f is not None:
+    sentences = sentence_tokens(f)
+    missing = min_facts - int((supporting & sentences).sum())
+    if missing > 0:
+      others = np.flatnonzero(sentences & ~supporting)
+      supporting[others[top_k(probs[others], missing)]] = True
+  return supporting
+
+
+def candidate_spans(f: Dict[str, np.ndarray], output: ExampleOutput, supporting: np.ndarray,
+                    max_answer_pieces: int = MAX_ANSWER_PIECES, k: int = TOP_K
+                    ) -> List[Tuple[float, Span]]:
+  """(begin prob x end prob, (begin, end)) of every allowed pair of top-k begins and ends."""
+  types, owners = f["long_token_type_ids"], f["long_sentence_ids"]
+  begin_probs, end_probs = _softmax(output.begin_logits), _softmax(output.end_logits)  # [L]
+  allowed = (SENTENCE_TYPE, TITLE_TYPE)
+  ends = [e for e in top_k(end_probs, k) if types[e] in allowed]
+  spans = []
+  for b in top_k(begin_probs, k):
+    if types[b] not in allowed:
+      continue
+    for e in ends:
+      if owners[b] != owners[e] or not supporting[owners[b]]:
+        continue
+      if b > e or e - b + 1 > max_answer_pieces:
+        continue
+      spans.append((float(begin_probs[b] * end_probs[e]), (int(b), int(e))))
+  return spans
+
+
+def _item_text(example: HotpotExample, f: Dict[str, np.ndarray], token: int) -> str:
+  """The title or sentence of a global token ("" outside paragraphs)."""
+  paragraph = int(f["global_paragraph_ids"][token])
+  if paragraph == -1:
+    return ""
+  title, sentences = example.context[paragraph]
+  sentence = int(f["global_sentence_ids"][token])
+  return title if sentence == -1 else sentences[sentence]
+
+
+def basic_tokens(text: str) -> List[str]:
+  """BERT's BasicTokenizer(do_lower_case=True) tokens of a text."""
+  spans = tokenization.basic_word_spans(text)
+  words = tokenization.basic_word_texts(text, spans, True)
+  return [token for word in words for token in tokenization.basic_words(word, True)]
+
+
+def _without_spaces(text: str) -> Tuple[str, Dict[int, int]]:
+  """(text without " ", {position in that text: position in `text`})."""
+  kept, positions = [], {}
+  for i, char in enumerate(text):
+    if char != " ":
+      positions[len(kept)] = i
+      kept.append(char)
+  return "".join(kept), positions
+
+
+def final_text(piece_text: str, word_text: str) -> str:
+  """The part of `word_text` (original words) that `piece_text` (normalized pieces) covers,
+  by a character alignment of the two without spaces (BERT's `get_final_text`); `word_text`
+  itself when the alignment fails."""
+  normalized = " ".join(basic_tokens(word_text))
+  start = normalized.find(piece_text)
+  if start == -1:
+    return word_text
+  end = start + len(piece_text) - 1
+  word_chars, word_positions = _without_spaces(word_text)
+  normalized_chars, normalized_positions = _without_spaces(normalized)
+  if len(word_chars) != len(normalized_chars):
+    return word_text
+  to_stripped = {original: stripped for stripped, original in normalized_positions.items()}
+  first = word_positions.get(to_stripped.get(start, -1))
+  last = word_positions.get(to_stripped.get(end, -1))
+  if first is None or last is None:
+    return word_text
+  return word_text[first:last + 1]
+
+
+def pieces_text(tokens: Sequence[str]) -> str:
+  """WordPiece pieces joined into normalized text ("##" continuations glued on)."""
+  text = " ".join(tokens).replace(" ##", "").replace("##", "")
+  return " ".join(text.strip().split())
+
+
+def span_text(example: HotpotExample, f: Dict[str, np.ndarray], span: Span, tokenizer) -> str:
+  """The answer text of a long span (see the module docstring)."""
   begin, end = span
-  p_index, _, s_index = layout.sentences[layout.long_sentence[begin]]
-  text = example.context[p_index][1][s_index]
-  return text[layout.long_start[begin]:layout.long_end[end]].strip(), sp
+  tokens = tokenizer.id_to_token(f["long_token_ids"][begin:end + 1].tolist())
+  if tokenizer.kind != "wordpiece":
+    return join_sentencepieces(tokens)
+  to_unigrams = f["long_tokens_to_unigrams"]
+  first, last = int(to_unigrams[begin]), int(to_unigrams[end])
+  words, _ = split_unigrams(_item_text(example, f, int(f["long_sentence_ids"][begin])))
+  return final_text(pieces_text(tokens), " ".join(words[first:last + 1]))
 
 
-def make_predictions(examples: Sequence[HotpotExample], layouts: Dict[str, ExampleLayout],
-                     outputs: Dict[str, ExampleOutput], threshold: float = DEFAULT_THRESHOLD,
-                     max_answer_pieces: int = MAX_ANSWER_PIECES) -> dict:
-  """The prediction file's content for EVERY example (empty answer where no output exists)."""
+def decode_example(example: HotpotExample, f: Dict[str, np.ndarray],
+                   output: Optional[ExampleOutput], tokenizer,
+                   threshold: float = DEFAULT_THRESHOLD,
+                   max_answer_pieces: int = MAX_ANSWER_PIECES,
+                   min_supporting_facts: int = 0) -> Tuple[str, List[list]]:
+  """-> (answer text, [[title, sentence index], ...]) of one example."""
+  if output is None or f is None:
+    return "", []
+  supporting = supporting_mask(output, threshold, f, min_supporting_facts)
+  sp = []
+  for g in np.nonzero(supporting)[0]:
+    paragraph, sentence = int(f["global_paragraph_ids"][g]), int(f["global_sentence_ids"][g])
+    if paragraph != -1 and sentence != -1:
+      sp.append([example.context[paragraph][0], sentence])
+  answer_type = int(np.argmax(output.answer_type_logits))
+  if answer_type in ANSWER_TEXTS:
+    return ANSWER_TEXTS[answer_type], sp
+  spans = candidate_spans(f, output, supporting, max_answer_pieces)
+  if not spans:
+    return "", sp
+  return span_text(example, f, max(spans)[1], tokenizer), sp
+
+
+def make_predictions(examples: Sequence[HotpotExample], layouts: Dict[str, dict],
+                     outputs: Dict[str, ExampleOutput], tokenizer,
+                     threshold: float = DEFAULT_THRESHOLD, min_supporting_facts: int = 0) -> dict:
+  """The prediction file's content for every example ("" and [] where no output exists).
+
+  layouts: {id: the example's features}; tokenizer: the run's project tokenizer."""
   prediction = {"answer": {}, "sp": {}}
   for example in examples:
-    layout = layouts.get(example.qas_id)
-    answer, sp = ("", []) if layout is None else decode_example(
-        example, layout, outputs.get(example.qas_id), threshold, max_answer_pieces)
+    answer, sp = decode_example(example, layouts.get(example.qas_id),
+                                outputs.get(example.qas_id), tokenizer, threshold,
+                                min_supporting_facts=min_supporting_facts)
     prediction["answer"][example.qas_id] = answer
     prediction["sp"][example.qas_id] = sp
   return prediction
 
 
-def choose_threshold(examples: Sequence[HotpotExample], layouts, outputs, gold: List[dict],
-                     candidates: Sequence[float] = tuple(np.round(np.arange(0.05, 0.91, 0.05), 2)),
-                     key: str = "joint_f1"):
-  """The supporting-fact threshold with the best `key` on labelled (dev) data.
-
-  Returns (threshold, {threshold: metrics}).
-  """
-  table = {}
+def choose_threshold(examples, layouts, outputs, gold: List[dict], tokenizer,
+                     candidates: Sequence[float] = THRESHOLDS, key: str = "joint_f1",
+                     min_supporting_facts: int = 0):
+  """(threshold, {threshold: metrics}): the first candidate with the best `key`, each decoded
+  with min_supporting_facts."""
+  table = collections.OrderedDict()
+  best = None
   for threshold in candidates:
-    prediction = make_predictions(examples, layouts, outputs, float(threshold))
+    prediction = make_predictions(examples, layouts, outputs, tokenizer, float(threshold),
+                                  min_supporting_facts)
     table[float(threshold)] = metrics_lib.evaluate(gold, prediction)
-  best = max(table, key=lambda t: (table[t][key], -abs(t - DEFAULT_THRESHOLD)))
-  return best, table
+    if best is None or table[float(threshold)][key] > table[best][key]:
+      best = float(threshold)
+  return best, dict(table)

@@ -1,73 +1,79 @@
-"""HotpotQA example -> ETC features, multi-hop layout (docs/task_layouts.md, "HotpotQA"), and back.
+"""HotpotQA in the layout Google's ETC converter writes: the task's one feature layout.
 
-Layout of one example (Q question pieces, paragraphs in file order):
+One record becomes one feature dict holding exactly the tf.Example features of Google's
+HotpotQA converter (etcmodel/models/hotpotqa, "span" answers), under its names and with its
+values. Sequence (L = long_seq_len, G = global_seq_len):
 
-  global: [CLS] q_1 .. q_Q | per paragraph p: [PARAGRAPH] [TITLE] [SENTENCE] x n_p | padding
-  long:   q_1 .. q_Q       | per paragraph p: title pieces, sentence 1 pieces, ... | padding
+  global: [CLS] | one token per question piece | per paragraph: PARAGRAPH, title, sentences
+  long:   [CLS] | question pieces              | per paragraph: title pieces, sentence pieces
 
-  global ids of CLS / PARAGRAPH / SENTENCE: 101 / 5 / 1 with WordPiece, 40 / 43 / 1 with the
-    ETC-large SentencePiece model, as the official converter (`global_ids_for`); TITLE 6.
+  global ids: [CLS] 101, question 3, PARAGRAPH 5, title and sentence 1 (WordPiece); 40, 41,
+    43 and 1 with SentencePiece. global_token_type_ids are all 0.
+  long_token_type_ids: [CLS] 1, question 3, title 2, sentence 1.
+  long_sentence_ids [L]: global index of the token owning each piece (question piece -> its
+    question token, title/sentence piece -> its title/sentence token), -1 for [CLS].
+  long_paragraph_ids [L]: global index of the piece's PARAGRAPH token, -1 for [CLS] and
+    question pieces.
+  long/global_paragraph_breakpoints: 1 on the last token of [CLS], of the question and of
+    each paragraph.
+  long_tokens_to_unigrams [L]: index of the piece's whitespace word within its title or
+    sentence; -1 for [CLS] and question pieces (WordPiece only).
+  global_paragraph_ids [G]: index of the paragraph in the record (PARAGRAPH, title, sentence
+    tokens), else -1; global_sentence_ids [G]: sentence counter within the paragraph (sentence
+    tokens), else -1.
+  supporting_facts [G]: 1 on the PARAGRAPH and title tokens of a supporting paragraph and on
+    supporting sentence tokens.
+  answer_types [1]: 0 span, 1 "yes", 2 "no"; answer_begins / answer_ends [1]: the inclusive
+    long span of the answer, (0, 0) when none was found.
+  unique_ids / type / level [1], long_tokens [n_long], global_tokens [n_global]: strings.
+Padding: ids, types and breakpoints 0, the other int features -1; strings are not padded.
 
-  sentence_ids (owner of each long token): question piece i -> global q_i; title pieces -> the
-    paragraph's TITLE token; sentence pieces -> their SENTENCE token.
-  long/global_paragraph_ids: 0 for the question context (CLS and question), p = 1.. for the
-    p-th paragraph. Long tokens attend only inside their own context and g2g pairs across
-    contexts get the "unordered" relative id, so paragraph order cannot matter.
-  ignore_hard_g2l_mask: CLS and question tokens see every long token, a PARAGRAPH token the
-    long tokens of its paragraph; TITLE and SENTENCE tokens see only their own pieces (hard g2l).
-  segment ids: question 0, paragraph token 1, title 2, sentence 3 (long and global alike).
+Google's quirks, reproduced: no cap on question or title length; a title or sentence that does
+not fit (long or global) is skipped whole and later shorter ones still get in; a skipped
+sentence does not advance the sentence counter, so the next kept one takes its number; an
+answer span found in a skipped sentence keeps the offset where that sentence would have gone;
+"yes"/"no" answers are also searched as text; the answer is searched in supporting titles too;
+spans are sorted by their end and the first kept. Training drops a record without any
+supporting-fact token, and one whose answer is not exactly "yes"/"no" when no span was found or
+the first span ends past the long input. docs: docs/official_layouts/hotpotqa.md.
 
-Labels: answer_type (0 span, 1 yes, 2 no); sp_labels [G] (1 on supporting SENTENCE tokens) with
-sp_mask [G] (1 on every SENTENCE token); answer_begin/answer_end, the long positions of the first
-occurrence of the answer inside a supporting sentence (-1 for yes/no); span_mask [L] (1 on
-sentence pieces: where spans may be predicted).
-
-Truncation: while the pieces do not fit `long_seq_len` / the tokens `global_seq_len`, the last
-sentence of the paragraph with the most pieces is dropped (whole sentences, longest paragraphs
-first); a paragraph left with no sentence is dropped whole if it still does not fit. What was
-dropped is recorded. `ExampleLayout` keeps, for every long token, the sentence and characters it
-came from, so a predicted span comes back as the original text.
+Options that are not Google's (ConverterOptions, from the `features:` section; off by default and
+in the etc configs, on in the tiny demo where they measurably help): caps on question and title
+pieces, truncation of the longest paragraphs first (trailing sentences), and the question
+pieces' own ids on their global tokens. The features keep Google's names, kinds and meanings;
+only which pieces and sentences are written, and the question tokens' ids, change.
 """
 
+import collections
 import dataclasses
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from etc_realformer.data import vocab
-from etc_realformer.data.span_tokenization import OffsetTokenizer, Pieces
 from tasks.common import feature_config
+from tasks.common.batches import map_in_batches
 from tasks.hotpotqa.data import HotpotExample
+from tasks.hotpotqa.text import TextTokenizer, TokenizedText
 
-TITLE_ID = 6    # [unused6]: the global token of a paragraph title
-SEGMENT_QUESTION, SEGMENT_PARAGRAPH, SEGMENT_TITLE, SEGMENT_SENTENCE = 0, 1, 2, 3
-MODEL_FEATURES = ("token_ids", "segment_ids", "sentence_ids", "long_paragraph_ids",
-                  "global_token_ids", "global_segment_ids", "global_paragraph_ids",
-                  "ignore_hard_g2l_mask")
-LABEL_FEATURES = ("answer_type", "answer_begin", "answer_end", "sp_labels", "sp_mask",
-                  "span_mask")
-
+GLOBAL_TYPE, SENTENCE_TYPE, TITLE_TYPE, QUESTION_TYPE = 0, 1, 2, 3
+ANSWER_TYPES = {"span": 0, "yes": 1, "no": 2}
 
 @dataclasses.dataclass(frozen=True)
 class GlobalTokenIds:
-  """The ids a converter puts in `global_token_ids` for each kind of global token."""
+  """The ids the converter puts in `global_token_ids` for each kind of global token."""
   cls: int
   sentence: int
-  cpc_mask: int
   question: int
-  candidate: int
   paragraph: int
 
 
-# BERT uncased: [CLS] and [unused0..4].
+# BERT uncased: [CLS] and [unused0..4] (Google's converter with a WordPiece vocabulary).
 WORDPIECE_GLOBAL_IDS = GlobalTokenIds(cls=vocab.CLS_ID, sentence=vocab.SENTENCE_ID,
-                                      cpc_mask=vocab.CPC_MASK_ID, question=vocab.QUESTION_ID,
-                                      candidate=vocab.CANDIDATE_ID,
-                                      paragraph=vocab.PARAGRAPH_ID)
-# The official HotpotQA converter with the ETC-large SentencePiece model: "<unused_39..42>" for
-# CLS, question, candidate and paragraph; sentence and CPC keep the pretraining ids 1 and 2.
-SENTENCEPIECE_GLOBAL_IDS = GlobalTokenIds(cls=40, sentence=vocab.SENTENCE_ID,
-                                          cpc_mask=vocab.CPC_MASK_ID, question=41, candidate=42,
+                                      question=vocab.QUESTION_ID, paragraph=vocab.PARAGRAPH_ID)
+# The ETC-large SentencePiece model: "<unused_39>", "<unused_40>", "<unused_42>" for CLS,
+# question and paragraph; the sentence id stays the pretraining one, 1.
+SENTENCEPIECE_GLOBAL_IDS = GlobalTokenIds(cls=40, sentence=vocab.SENTENCE_ID, question=41,
                                           paragraph=43)
 
 
@@ -79,253 +85,359 @@ def global_ids_for(tokenizer_kind: str) -> GlobalTokenIds:
   return tables[tokenizer_kind]
 
 
-# The package layout's caps of question and title pieces when its config says 0 (or nothing).
-PACKAGE_QUESTION_PIECES, PACKAGE_TITLE_PIECES = 64, 32
-
-
 @dataclasses.dataclass
 class HotpotFeatureConfig(feature_config.FeatureConfig):
-  """Lengths of the converted features (long_seq_len 4096, global_seq_len 256).
-
-  max_question_pieces / max_title_pieces: the question keeps at most that many pieces, each
-  title at most that many. 0 (the default) is each layout's own default: no cap in the official
-  layout (Google's), 64 / 32 in the package layout (`check` writes those values in).
-
-  Options of the official layout (not Google's; false / 0 is Google's behaviour, and the package
-  layout, which always behaves so, refuses them):
+  """The `features:` section: long_seq_len and global_seq_len (Google's flags), and options
+  that are not Google's. Each option's off value (false / 0, the default) is Google's
+  behaviour; the etc configs keep them off and the tiny demo turns them on
+  (docs/official_layouts/hotpotqa.md has what each one measured):
+    max_question_pieces / max_title_pieces: > 0 keeps at most that many pieces of the question /
+      of each title (0: no cap).
     truncate_longest_paragraphs: when the paragraphs do not fit, the trailing sentences of the
-      longest paragraphs are left out first (then whole paragraphs from the end), as the package
-      layout truncates, instead of leaving out every item that does not fit when it comes.
+      longest paragraphs are left out first (then whole paragraphs from the end), instead of
+      leaving out every item that does not fit when it comes.
+    question_piece_global_ids: each question piece's global token carries the piece's own id
+      instead of Google's one "question" id.
     span_loss_in_sentences: the begin / end softmax losses run over the title and sentence
-      pieces only (official_model.py) instead of over all long positions.
+      pieces only (model.py) instead of over all long positions.
     min_supporting_facts: decoding predicts at least this many supporting facts, the most
-      probable sentences when fewer pass the threshold (official_decode.py).
+      probable sentences when fewer pass the threshold (decode.py).
   """
   max_question_pieces: int = 0
   max_title_pieces: int = 0
   truncate_longest_paragraphs: bool = False
+  question_piece_global_ids: bool = False
   span_loss_in_sentences: bool = False
   min_supporting_facts: int = 0
+  layout: str = feature_config.OFFICIAL_LAYOUT
 
-  layouts = (feature_config.PACKAGE_LAYOUT, feature_config.OFFICIAL_LAYOUT)
+  layouts = (feature_config.OFFICIAL_LAYOUT,)
   zero_allowed = ("max_question_pieces", "max_title_pieces", "min_supporting_facts")
 
-  def check(self):
-    if self.layout != feature_config.PACKAGE_LAYOUT:
-      return
-    for name, behaviour in (
-        ("truncate_longest_paragraphs", "always truncates the longest paragraphs first"),
-        ("span_loss_in_sentences", "always masks its span loss to sentence pieces"),
-        ("min_supporting_facts", "always predicts at least one supporting fact")):
-      if getattr(self, name):
-        raise ValueError(f"{name}: an option of the official layout (the package layout "
-                         f"{behaviour})")
-    # 0 = the package layout's own caps, written in so that its converter reads them as before.
-    self.max_question_pieces = self.max_question_pieces or PACKAGE_QUESTION_PIECES
-    self.max_title_pieces = self.max_title_pieces or PACKAGE_TITLE_PIECES
-    self.check_question_room("max_question_pieces", "paragraphs", "paragraphs")
+
+LONG_PADDING = {"long_token_ids": 0, "long_sentence_ids": -1, "long_paragraph_ids": -1,
+                "long_paragraph_breakpoints": 0, "long_token_type_ids": 0,
+                "long_tokens_to_unigrams": -1}
+GLOBAL_PADDING = {"global_token_ids": 0, "global_sentence_ids": -1, "global_paragraph_ids": -1,
+                  "global_paragraph_breakpoints": 0, "global_token_type_ids": 0,
+                  "supporting_facts": 0}
+# What the model reads (Google's inference features), and the training labels.
+MODEL_INPUTS = ("long_token_ids", "long_sentence_ids", "long_paragraph_ids",
+                "long_paragraph_breakpoints", "long_token_type_ids", "global_token_ids",
+                "global_paragraph_breakpoints", "global_token_type_ids")
+LABELS = ("supporting_facts", "answer_types", "answer_begins", "answer_ends")
+SCALAR_LABELS = ("answer_types", "answer_begins", "answer_ends")
+# What decoding reads besides the model outputs.
+DECODE_FEATURES = ("long_token_ids", "long_sentence_ids", "long_token_type_ids",
+                   "long_tokens_to_unigrams", "global_paragraph_ids", "global_sentence_ids")
 
 
-def feature_lengths(config: HotpotFeatureConfig) -> Dict[str, int]:
-  """Length of every stored feature (0 = a scalar)."""
-  return feature_config.feature_lengths(config, MODEL_FEATURES + LABEL_FEATURES,
-                                        ("sp_labels", "sp_mask"),
-                                        ("answer_type", "answer_begin", "answer_end"))
-
-
-@dataclasses.dataclass
-class ExampleLayout:
-  """Where everything of one example went, for decoding.
-
-  sentences: (context index, title, sentence index) of each SENTENCE token kept, in order.
-  sentence_global: global position of each of those SENTENCE tokens.
-  long_sentence [num_long]: index into `sentences` of the sentence owning each long token, -1
-    for question and title pieces.
-  long_start / long_end [num_long]: [start, end) characters of each long token's word in its
-    sentence's text.
-  dropped: (title, sentence index) of sentences dropped by truncation.
-  """
-  qas_id: str
-  sentences: List[Tuple[int, str, int]]
-  sentence_global: List[int]
-  long_sentence: np.ndarray
-  long_start: np.ndarray
-  long_end: np.ndarray
-  dropped: List[Tuple[str, int]]
-  question_truncated: bool = False
-
-
-@dataclasses.dataclass
-class _Paragraph:
-  index: int                # position in the example's context
-  title: str
-  title_pieces: Pieces
-  sentences: List[Pieces]
-  keep: int                 # sentences kept (a prefix)
-  kept: bool = True
-
-  def long_len(self) -> int:
-    return len(self.title_pieces) + sum(len(s) for s in self.sentences[:self.keep])
-
-  def global_len(self) -> int:
-    return 2 + self.keep
-
-
-def _truncate(question_len: int, paragraphs: List[_Paragraph], config: HotpotFeatureConfig):
-  """Drops trailing sentences of the longest paragraphs (then whole paragraphs) until it fits."""
-  def sizes():
-    live = [p for p in paragraphs if p.kept]
-    return (question_len + sum(p.long_len() for p in live),
-            1 + question_len + sum(p.global_len() for p in live))
-
-  long_used, global_used = sizes()
-  while long_used > config.long_seq_len or global_used > config.global_seq_len:
-    with_sentences = [p for p in paragraphs if p.kept and p.keep > 0]
-    if with_sentences:
-      longest = max(with_sentences, key=lambda p: (p.long_len(), p.index))
-      longest.keep -= 1
+def feature_lengths(config) -> Dict[str, int]:
+  """Length of every feature training parses (0 = one value): the model inputs and labels."""
+  lengths = {}
+  for name in MODEL_INPUTS + LABELS:
+    if name in SCALAR_LABELS:
+      lengths[name] = 0
     else:
-      last = max((p for p in paragraphs if p.kept), key=lambda p: p.index)
-      last.kept = False
-    long_used, global_used = sizes()
+      lengths[name] = config.long_seq_len if name.startswith("long") else config.global_seq_len
+  return lengths
 
 
-def _answer_span(example: HotpotExample, paragraphs: List[_Paragraph],
-                 sentence_long_start: Dict[Tuple[int, int], int]) -> Optional[Tuple[int, int]]:
-  """Long positions of the first occurrence of the answer in a kept supporting sentence."""
-  answer = example.answer.strip()
-  by_title = {p.title: p for p in paragraphs}
-  facts = sorted({(by_title[t].index, s) for t, s in example.supporting_facts if t in by_title})
-  for p_index, s_index in facts:
-    if (p_index, s_index) not in sentence_long_start:
-      continue   # dropped by truncation
-    paragraph = paragraphs[p_index]
-    text = example.context[p_index][1][s_index]
-    pieces = paragraph.sentences[s_index]
-    position = text.find(answer)
-    if position < 0 and len(text.lower()) == len(text):
-      position = text.lower().find(answer.lower())
-    if position < 0:
-      continue
-    end = position + len(answer)
-    inside = [i for i in range(len(pieces)) if pieces.ends[i] > position and pieces.starts[i] < end]
-    if inside:
-      offset = sentence_long_start[(p_index, s_index)]
-      return offset + inside[0], offset + inside[-1]
-  return None
+class Dropped(ValueError):
+  """A training record Google's converter writes no tf.Example for."""
 
-
-class LabelError(ValueError):
-  """A training example that cannot be labelled after conversion (e.g. answer truncated)."""
-
-  def __init__(self, reason: str, detail: str):
+  def __init__(self, reason: str, field: str, detail: str):
     super().__init__(f"{reason}: {detail}")
-    self.reason = reason
+    self.reason, self.field = reason, field
 
 
-def convert_example(example: HotpotExample, tokenizer: OffsetTokenizer,
-                    config: HotpotFeatureConfig, with_labels: bool
-                    ) -> Tuple[Dict[str, np.ndarray], ExampleLayout]:
-  """One example -> (features incl. labels when with_labels, layout). LabelError if unlabelable."""
-  texts = [example.question] + [t for t, _ in example.context]
-  for _, sentences in example.context:
-    texts.extend(sentences)
-  pieces = tokenizer.tokenize_many(texts)
-  question = pieces[0]
-  question_truncated = len(question) > config.max_question_pieces
-  q_ids = question.ids[:config.max_question_pieces]
-  cursor = 1 + len(example.context)
-  paragraphs = []
-  for p, (title, sentences) in enumerate(example.context):
-    title_pieces = pieces[1 + p]
-    title_pieces = Pieces(title_pieces.ids[:config.max_title_pieces],
-                          title_pieces.starts[:config.max_title_pieces],
-                          title_pieces.ends[:config.max_title_pieces])
-    sentence_pieces = pieces[cursor:cursor + len(sentences)]
-    cursor += len(sentences)
-    paragraphs.append(_Paragraph(p, title, title_pieces, sentence_pieces, len(sentences)))
-  _truncate(len(q_ids), paragraphs, config)
+class _Builder:
+  """The long and global sequences of one record as they grow (unpadded lists)."""
 
-  long_len, global_len = config.long_seq_len, config.global_seq_len
-  f = {name: np.zeros([n], np.int64) if n else np.int64(0)
-       for name, n in feature_lengths(config).items()}
-  num_q = len(q_ids)
-  global_ids = global_ids_for(tokenizer.tokenizer.kind)   # official ids per vocabulary
-  f["global_token_ids"][0] = global_ids.cls
-  f["global_token_ids"][1:1 + num_q] = q_ids
-  f["ignore_hard_g2l_mask"][:1 + num_q] = 1
-  f["token_ids"][:num_q] = q_ids
-  f["sentence_ids"][:num_q] = np.arange(1, 1 + num_q)
-  long_sentence = [-1] * num_q
-  long_start, long_end = [0] * num_q, [0] * num_q
-  sentences, sentence_global, dropped = [], [], []
-  sentence_long_start = {}
-  g, pos = 1 + num_q, num_q
+  def __init__(self, long_len: int, global_len: int):
+    self.long_len, self.global_len = long_len, global_len
+    self.long = {name: [] for name in LONG_PADDING}
+    self.long_tokens = []      # the piece strings of long_token_ids
+    self.glob = {name: [] for name in GLOBAL_PADDING}
+    self.owner = 0             # global index the next long pieces belong to
+    self.paragraph_token = 0   # global index of the current PARAGRAPH token
+    self.paragraph = 0         # index of the current paragraph in the record
+    self.sentence = 0          # sentence counter within the paragraph
+    self.skipped = 0           # titles / sentences / question pieces that did not fit
 
-  def put_long(piece_ids, owner, paragraph_id, segment):
-    nonlocal pos
+  @property
+  def num_long(self) -> int:
+    return len(self.long["long_token_ids"])
+
+  @property
+  def num_global(self) -> int:
+    return len(self.glob["global_token_ids"])
+
+  def add_global(self, token_id: int, ids, is_title: bool = False,
+                 supporting: bool = False) -> None:
+    if self.num_global >= self.global_len:
+      return
+    g = self.glob
+    g["global_token_ids"].append(token_id)
+    g["global_paragraph_breakpoints"].append(0)
+    g["global_token_type_ids"].append(GLOBAL_TYPE)
+    g["supporting_facts"].append(int(supporting))
+    # Google compares the token id with the sentence TYPE id (1): the sentence id is 1 too.
+    if token_id == SENTENCE_TYPE and not is_title:
+      g["global_sentence_ids"].append(self.sentence)
+      self.sentence += 1
+    else:
+      g["global_sentence_ids"].append(-1)
+    in_paragraph = token_id in (ids.paragraph, ids.sentence)
+    g["global_paragraph_ids"].append(self.paragraph if in_paragraph else -1)
+    self.owner = self.num_global
+
+  def add_long(self, piece_ids: Sequence[int], tokens: Sequence[str], type_id: int,
+               unigrams: Sequence[int], owned: bool = True, in_paragraph: bool = True) -> None:
     n = len(piece_ids)
-    f["token_ids"][pos:pos + n] = piece_ids
-    f["sentence_ids"][pos:pos + n] = owner
-    f["long_paragraph_ids"][pos:pos + n] = paragraph_id
-    f["segment_ids"][pos:pos + n] = segment
-    pos += n
+    if self.num_long + n > self.long_len:
+      return
+    ll = self.long
+    ll["long_token_ids"].extend(piece_ids)
+    self.long_tokens.extend(tokens)
+    ll["long_sentence_ids"].extend([self.owner if owned else -1] * n)
+    ll["long_paragraph_ids"].extend([self.paragraph_token if in_paragraph else -1] * n)
+    ll["long_paragraph_breakpoints"].extend([0] * n)
+    ll["long_token_type_ids"].extend([type_id] * n)
+    ll["long_tokens_to_unigrams"].extend(unigrams)
 
-  def put_global(token_id, paragraph_id, segment, exempt=0):
-    nonlocal g
-    f["global_token_ids"][g] = token_id
-    f["global_paragraph_ids"][g] = paragraph_id
-    f["global_segment_ids"][g] = segment
-    f["ignore_hard_g2l_mask"][g] = exempt
-    g += 1
-    return g - 1
+  def add_item(self, piece_ids, tokens, type_id, unigrams, token_id, ids, in_paragraph=True,
+               is_title=False, supporting=False) -> None:
+    """A question piece, title or sentence: its pieces and its global token, or neither."""
+    if self.num_long + len(piece_ids) > self.long_len or self.num_global >= self.global_len:
+      self.skipped += 1
+      return
+    self.add_long(piece_ids, tokens, type_id, unigrams, in_paragraph=in_paragraph)
+    self.add_global(token_id, ids, is_title=is_title, supporting=supporting)
 
-  paragraph_id = 0
-  for paragraph in paragraphs:
-    dropped.extend((paragraph.title, s) for s in range(
-        paragraph.keep if paragraph.kept else 0, len(paragraph.sentences)))
-    if not paragraph.kept:
+  def end_segment(self, paragraph_done: bool = False) -> None:
+    """Breakpoints on the last long and global tokens so far; the next segment starts."""
+    if self.num_long:
+      self.long["long_paragraph_breakpoints"][-1] = 1
+    if self.num_global:
+      self.glob["global_paragraph_breakpoints"][-1] = 1
+    self.paragraph_token = self.num_global
+    if paragraph_done:
+      self.paragraph += 1
+      self.sentence = 0
+
+  def padded(self) -> Dict[str, np.ndarray]:
+    """Every sequence padded: int64 [long_len] or [global_len]."""
+    out = {}
+    for values, padding, length in ((self.long, LONG_PADDING, self.long_len),
+                                    (self.glob, GLOBAL_PADDING, self.global_len)):
+      for name, value in padding.items():
+        out[name] = np.full([length], value, np.int64)
+        out[name][:len(values[name])] = values[name]
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class ConverterOptions:
+  """What the converter may do differently from Google's (the defaults are Google's; the
+  HotpotFeatureConfig options of the same names).
+
+  max_question_pieces / max_title_pieces: > 0 keeps at most that many pieces of the question /
+    of each title (0: no cap). An answer found in the cut-off part of a title is not found.
+  truncate_longest_paragraphs: which titles and sentences are written is decided first
+    (`keep_longest_first`: trailing sentences of the longest paragraphs go first) instead of by
+    Google's rule (every item that does not fit when it comes is left out). The answer is then
+    searched in written items only: a left-out sentence has no long position to point at.
+  question_piece_global_ids: a question piece's global token carries the piece's id.
+  """
+  max_question_pieces: int = 0
+  max_title_pieces: int = 0
+  truncate_longest_paragraphs: bool = False
+  question_piece_global_ids: bool = False
+
+  @classmethod
+  def of(cls, config) -> "ConverterOptions":
+    """The options of a HotpotFeatureConfig."""
+    return cls(config.max_question_pieces, config.max_title_pieces,
+               config.truncate_longest_paragraphs, config.question_piece_global_ids)
+
+
+GOOGLE = ConverterOptions()
+
+
+def capped(text: TokenizedText, limit: int) -> TokenizedText:
+  """The first `limit` pieces of a text (all of them when limit is 0); what answers are searched
+  in (text, unigrams, character map) is kept whole."""
+  if not limit or len(text.ids) <= limit:
+    return text
+  return dataclasses.replace(text, ids=text.ids[:limit], tokens=text.tokens[:limit],
+                             tokens_to_unigrams=text.tokens_to_unigrams[:limit])
+
+
+def keep_longest_first(question_len: int, titles: Sequence[int],
+                       sentences: Sequence[Sequence[int]], long_len: int,
+                       global_len: int) -> List[int]:
+  """How many sentences of each paragraph to write (-1: the paragraph is left out whole), longest
+  paragraphs first: while the long or global input is over its length, the last
+  kept sentence of the paragraph with the most long pieces goes (the later paragraph on a tie);
+  once no paragraph has a sentence left, whole paragraphs go from the end.
+
+  Counts of pieces: question_len of the question, titles[p] of paragraph p's title,
+  sentences[p][s] of its sentence s. Long: [CLS], the question, per paragraph its title and
+  sentences; global: [CLS], one token per question piece, per paragraph PARAGRAPH, title and
+  one token per sentence.
+  """
+  keep = [len(s) for s in sentences]
+  sizes = [title + sum(s) for title, s in zip(titles, sentences)]   # long pieces of each kept part
+  long_used = 1 + question_len + sum(sizes)
+  global_used = 1 + question_len + sum(2 + k for k in keep)
+  while long_used > long_len or global_used > global_len:
+    with_sentences = [p for p, k in enumerate(keep) if k > 0]
+    if with_sentences:
+      p = max(with_sentences, key=lambda p: (sizes[p], p))
+      keep[p] -= 1
+      size, extra = sentences[p][keep[p]], 1
+    else:
+      live = [p for p, k in enumerate(keep) if k == 0]
+      if not live:
+        break   # the question alone does not fit: Google's rule leaves its pieces out
+      p = live[-1]
+      keep[p] = -1
+      size, extra = sizes[p], 2
+    sizes[p] -= size
+    long_used -= size
+    global_used -= extra
+  return keep
+
+
+# Examples tokenized in one call when converting (fewer calls into the library).
+EXAMPLES_PER_CALL = 16
+
+
+def tokenize_examples(examples: Iterable[HotpotExample], tokenizer: TextTokenizer
+                      ) -> Iterator[Tuple[HotpotExample, List[TokenizedText]]]:
+  """(example, its texts tokenized) of every example, EXAMPLES_PER_CALL at a time."""
+  return map_in_batches(examples, EXAMPLES_PER_CALL,
+                        lambda batch: tokenizer.tokenize_groups([_texts(e) for e in batch]))
+
+
+def _texts(example: HotpotExample) -> List[str]:
+  """question, then per paragraph its title and sentences."""
+  texts = [example.question]
+  for title, sentences in example.context:
+    texts.append(title)
+    texts.extend(sentences)
+  return texts
+
+
+def convert_example(example: HotpotExample, tokenizer: TextTokenizer, long_len: int,
+                    global_len: int, is_training: bool, debug: bool = True,
+                    tokenized: Optional[List[TokenizedText]] = None,
+                    options: ConverterOptions = GOOGLE) -> Dict[str, Any]:
+  """The features Google's converter writes for one record (see the module docstring).
+
+  is_training adds the labels and may raise Dropped; otherwise (or with debug) the decoding
+  features long_tokens_to_unigrams (WordPiece), global_paragraph_ids and global_sentence_ids
+  are written; debug adds long_tokens and global_tokens. `tokenized`: the example's texts
+  already tokenized (see `tokenize_examples`), or None to tokenize them here. `options`: what
+  is done differently from Google's converter (ConverterOptions; the default changes nothing).
+  """
+  ids = global_ids_for(tokenizer.kind)
+  tokenized = tokenizer.tokenize(_texts(example)) if tokenized is None else list(tokenized)
+  question = capped(tokenized[0], options.max_question_pieces)
+  paragraphs = []   # (title, [sentences]) of each paragraph, tokenized
+  cursor = 1
+  for _, sentences in example.context:
+    paragraphs.append((tokenized[cursor], tokenized[cursor + 1:cursor + 1 + len(sentences)]))
+    cursor += 1 + len(sentences)
+  keep = [len(s) for _, s in paragraphs]   # sentences written per paragraph (-1: none, no title)
+  if options.truncate_longest_paragraphs:
+    keep = keep_longest_first(
+        len(question.ids), [len(capped(t, options.max_title_pieces).ids) for t, _ in paragraphs],
+        [[len(s.ids) for s in sentences] for _, sentences in paragraphs], long_len, global_len)
+  facts = collections.defaultdict(list)
+  for title, index in example.supporting_facts or []:
+    facts[title].append(index)
+  answer = example.answer or ""
+  spans = []   # inclusive long spans of every occurrence of the answer
+
+  def find(text: TokenizedText, offset: int, written: int) -> None:
+    """The answer's spans in `text`, whose first `written` pieces go at long position offset."""
+    try:
+      spans.extend((b + offset, e + offset) for b, e in tokenizer.answer_spans(text, answer)
+                   if e < written)
+    except IndexError as e:
+      raise Dropped("answer past the SentencePiece character map", "answer",
+                    f"{answer!r} in {text.text!r}") from e
+
+  b = _Builder(long_len, global_len)
+  b.add_global(ids.cls, ids)
+  b.end_segment()
+  b.add_long([ids.cls], tokenizer.tokens([ids.cls]), SENTENCE_TYPE, [-1], owned=False,
+             in_paragraph=False)
+  b.long["long_paragraph_breakpoints"][-1] = 1
+  for piece, token in zip(question.ids, question.tokens):
+    b.add_item([piece], [token], QUESTION_TYPE, [-1],
+               piece if options.question_piece_global_ids else ids.question, ids,
+               in_paragraph=False)
+  b.end_segment()
+  for (title, _), (title_text, sentences), kept in zip(example.context, paragraphs, keep):
+    if kept < 0:   # left out whole by truncate_longest_paragraphs; its index stays taken
+      b.skipped += 1 + len(sentences)
+      b.paragraph += 1
       continue
-    paragraph_id += 1
-    put_global(global_ids.paragraph, paragraph_id, SEGMENT_PARAGRAPH, exempt=1)
-    title_token = put_global(TITLE_ID, paragraph_id, SEGMENT_TITLE)
-    put_long(paragraph.title_pieces.ids, title_token, paragraph_id, SEGMENT_TITLE)
-    long_sentence += [-1] * len(paragraph.title_pieces)
-    long_start += [0] * len(paragraph.title_pieces)
-    long_end += [0] * len(paragraph.title_pieces)
-    for s in range(paragraph.keep):
-      sentence_token = put_global(global_ids.sentence, paragraph_id, SEGMENT_SENTENCE)
-      sentence_long_start[(paragraph.index, s)] = pos
-      piece = paragraph.sentences[s]
-      f["span_mask"][pos:pos + len(piece)] = 1
-      f["sp_mask"][sentence_token] = 1
-      put_long(piece.ids, sentence_token, paragraph_id, SEGMENT_SENTENCE)
-      long_sentence += [len(sentences)] * len(piece)
-      long_start += piece.starts
-      long_end += piece.ends
-      sentences.append((paragraph.index, paragraph.title, s))
-      sentence_global.append(sentence_token)
-  assert pos <= long_len and g <= global_len, (pos, g)
+    supporting = facts.get(title, [])
+    b.add_global(ids.paragraph, ids, supporting=bool(supporting))
+    written = capped(title_text, options.max_title_pieces)
+    if supporting:
+      find(title_text, b.num_long, len(written.ids))
+    b.add_item(written.ids, written.tokens, TITLE_TYPE, written.tokens_to_unigrams, ids.sentence,
+               ids, is_title=True, supporting=bool(supporting))
+    b.skipped += len(sentences) - kept
+    for index, sentence in enumerate(sentences[:kept]):
+      if index in supporting:
+        find(sentence, b.num_long, len(sentence.ids))
+      b.add_item(sentence.ids, sentence.tokens, SENTENCE_TYPE, sentence.tokens_to_unigrams,
+                 ids.sentence, ids, supporting=index in supporting)
+    b.end_segment(paragraph_done=True)
 
-  layout = ExampleLayout(example.qas_id, sentences, sentence_global,
-                         np.asarray(long_sentence, np.int32), np.asarray(long_start, np.int32),
-                         np.asarray(long_end, np.int32), dropped, question_truncated)
-  if with_labels:
-    f["answer_type"] = np.int64(example.answer_type)
-    f["answer_begin"] = np.int64(-1)
-    f["answer_end"] = np.int64(-1)
-    gold = set(example.supporting_facts)
-    for (_, title, s), token in zip(sentences, sentence_global):
-      if (title, s) in gold:
-        f["sp_labels"][token] = 1
-    if example.answer_type == 0:
-      span = _answer_span(example, paragraphs, sentence_long_start)
-      if span is None:
-        raise LabelError("answer truncated",
-                         f"no kept supporting sentence contains the answer {example.answer!r} "
-                         f"({len(dropped)} sentence(s) dropped to fit)")
-      f["answer_begin"], f["answer_end"] = np.int64(span[0]), np.int64(span[1])
-  else:
-    for name in LABEL_FEATURES:
-      f.pop(name)
-  return f, layout
+  long_tokens = b.long_tokens
+  global_tokens = tokenizer.tokens(b.glob["global_token_ids"])
+  num_long, num_global, skipped = b.num_long, b.num_global, b.skipped
+  padded = b.padded()
+  out = {"unique_ids": [example.qas_id], "type": [example.type], "level": [example.level]}
+  out.update((name, np.asarray(padded[name], np.int64)) for name in MODEL_INPUTS)
+  if is_training:
+    out["supporting_facts"] = np.asarray(padded["supporting_facts"], np.int64)
+    if not out["supporting_facts"].any():
+      raise Dropped("no supporting fact kept", "supporting_facts",
+                    "no supporting paragraph, title or sentence has a global token")
+    spans.sort(key=lambda span: span[1])
+    if answer in ("yes", "no"):
+      answer_type = ANSWER_TYPES[answer]
+    elif spans and spans[0][1] < long_len:
+      answer_type = ANSWER_TYPES["span"]
+    elif spans:
+      raise Dropped("answer past the long input", "answer",
+                    f"the first occurrence of {answer!r} ends at {spans[0][1]} >= {long_len}")
+    else:
+      raise Dropped("answer not found", "answer",
+                    f"{answer!r} occurs in no supporting title or sentence (case-sensitive)")
+    begin, end = spans[0] if spans else (0, 0)
+    out.update(answer_types=np.asarray([answer_type], np.int64),
+               answer_begins=np.asarray([begin], np.int64),
+               answer_ends=np.asarray([end], np.int64))
+  if not is_training or debug:
+    if tokenizer.wordpiece:
+      out["long_tokens_to_unigrams"] = np.asarray(padded["long_tokens_to_unigrams"], np.int64)
+    out["global_paragraph_ids"] = np.asarray(padded["global_paragraph_ids"], np.int64)
+    out["global_sentence_ids"] = np.asarray(padded["global_sentence_ids"], np.int64)
+  if debug:
+    out["long_tokens"], out["global_tokens"] = long_tokens, global_tokens
+  out["_stats"] = {"long": num_long, "global": num_global, "skipped": skipped}
+  return out
+
+
+def pop_stats(features: Dict[str, Any]) -> Dict[str, int]:
+  """Removes and returns the converter's counts (long / global tokens used, items skipped)."""
+  return features.pop("_stats")

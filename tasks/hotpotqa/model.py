@@ -1,40 +1,99 @@
-"""HotpotQA heads on the ETC-RealFormer encoder, and their losses.
+"""The HotpotQA model: Google's feature names in, Google's heads and loss.
 
-  answer_type_logits [B, 3]  = Dense(global_output[:, 0])          (CLS: span / yes / no)
-  sp_logits          [B, G]  = Dense(global_output)                (sigmoid per SENTENCE token)
-  begin/end_logits   [B, L]  = Dense(long_output)                  (softmax over sentence pieces)
+Encoder inputs, derived from Google's eight inference features the way its model derives its
+attention (multihop side inputs, non-flat sequence):
+  token_ids = long_token_ids, segment_ids = long_token_type_ids, global_token_ids,
+  global_segment_ids = global_token_type_ids, sentence_ids = long_sentence_ids (-1: [CLS]).
+  Contexts (the encoder's long/global_paragraph_ids): a global token's context is the number of
+  global breakpoints before it ([CLS] 0, question 1, paragraphs 2, 3, ...); a long piece takes
+  the context of its PARAGRAPH token (long_paragraph_ids), a question piece that of its own
+  token (long_sentence_ids), the long [CLS] context 0.
+  ignore_hard_g2l_mask: the global [CLS] (position 0, the only token Google's converter gives
+  the CLS id) and the PARAGRAPH tokens (those named by some long_paragraph_ids) see beyond the
+  pieces they own: the [CLS] everything, a PARAGRAPH token the pieces of its paragraph.
+  l2g_linked_ids = long_paragraph_ids: a piece's relation to its PARAGRAPH token is "own".
+On real tokens these give exactly Google's eight side inputs (tests/test_hotpotqa_layout.py); padding tokens attend only to themselves here (to other padding in Google's).
+Google's long_paragraph_ids / global_paragraph_ids mean something else than the encoder's
+features of the same names, so the records are never passed to the encoder as they are.
 
-Loss = mean of three parts: answer-type cross-entropy; supporting-fact binary cross-entropy
-averaged over the SENTENCE tokens of each example; span cross-entropy (mean of begin and end)
-over the examples whose answer is a span. Each part is averaged per example then over the batch
-(the span part over span examples), so it does not depend on how a batch is split; with
-gradient accumulation the span part of each micro-batch is divided by its share of the whole
-batch's span examples (`loss_weights`, LossModel.weight_total), which keeps that true.
+Heads (run_finetuning_lib.build_model, "span" answers):
+  sp_logits [B, G] = Dense(1)(global_output); answer_type_logits [B, 3] = Dense(3) of the
+  global [CLS] output; begin_logits / end_logits [B, L] = Dense(2)(long_output).
+Loss: the plain mean of four terms, nothing masked: supporting facts (sigmoid cross-entropy
+summed over all G global positions, then the batch mean), answer type (cross-entropy), begin and
+end (softmax cross-entropy over all L long positions, for every example, yes/no ones too),
+each against one-hot targets, so that a target outside [0, L) (a yes/no answer whose text span
+lies past the long input) adds 0, as in Google's code.
+
+Option `span_loss_in_sentences` (features section; not Google's, off in the etc configs): the
+begin and end softmaxes run over the title and sentence pieces only (the others set to -10000),
+and a target outside them (a yes/no answer's (0, 0)
+on the [CLS]) adds 0, as a target past L does.
 """
+
+from typing import Any, Dict, Union
 
 import tensorflow as tf
 
-from tasks.common.task_model import TaskModel, softmax_loss, span_loss
-from tasks.hotpotqa.features import MODEL_FEATURES
+from etc_realformer.config import EtcConfig
+from tasks.common.task_model import NEG, TaskModel
+from tasks.hotpotqa import features as features_lib
 
 NUM_ANSWER_TYPES = 3
 
 
-class HotpotQaModel(TaskModel):
-  """EtcModel + answer-type, supporting-fact and span heads."""
+def encoder_features(features):
+  """Google's inference features -> the encoder's features (all int32)."""
+  as_int = lambda name: tf.cast(features[name], tf.int32)  # pylint: disable=unnecessary-lambda-assignment
+  sentence, paragraph = as_int("long_sentence_ids"), as_int("long_paragraph_ids")    # [B, L]
+  global_ids = as_int("global_token_ids")                                             # [B, G]
+  global_context = tf.cumsum(as_int("global_paragraph_breakpoints"), axis=1,
+                             exclusive=True)                                          # [B, G]
 
-  model_features = MODEL_FEATURES
-  metric_names = ("loss", "answer_type_loss", "sp_loss", "span_loss", "answer_type_accuracy",
-                  "sp_accuracy", "span_accuracy")
+  def context_of(index):   # [B, L] global positions (-1 = none) -> their contexts
+    return tf.gather(global_context, tf.maximum(index, 0), batch_dims=1)
+
+  long_context = tf.where(paragraph >= 0, context_of(paragraph),
+                          tf.where(sentence >= 0, context_of(sentence), 0))          # [B, L]
+  batch, global_len = tf.shape(global_ids)[0], tf.shape(global_ids)[1]
+  slots = tf.where(paragraph >= 0, paragraph + tf.range(batch)[:, None] * global_len,
+                   batch * global_len)                         # [B, L] flat global index
+  named = tf.math.unsorted_segment_max(tf.ones_like(paragraph), slots,
+                                       batch * global_len + 1)[:batch * global_len]
+  named = tf.reshape(tf.maximum(named, 0), [batch, global_len])  # [B, G] PARAGRAPH tokens
+  first = tf.one_hot(0, global_len, dtype=tf.int32)[None]       # [1, G] the global [CLS]
+  return {"token_ids": as_int("long_token_ids"), "segment_ids": as_int("long_token_type_ids"),
+          "global_token_ids": global_ids, "global_segment_ids": as_int("global_token_type_ids"),
+          "sentence_ids": sentence, "long_paragraph_ids": long_context,
+          "global_paragraph_ids": global_context,
+          "ignore_hard_g2l_mask": tf.maximum(named, first), "l2g_linked_ids": paragraph}
+
+
+class HotpotQaModel(TaskModel):
+  """EtcModel + Google's supporting-fact, answer-type and span heads, on Google's features."""
+
+  model_features = features_lib.MODEL_INPUTS
+  metric_names = ("loss", "sp_loss", "answer_type_loss", "begin_loss", "end_loss",
+                  "answer_type_accuracy", "sp_accuracy")
+
+  def __init__(self, config: Union[EtcConfig, Dict[str, Any]], implementation: str = "blocked",
+               span_loss_in_sentences: bool = False, **kwargs):
+    super().__init__(config, implementation, **kwargs)
+    self.span_loss_in_sentences = span_loss_in_sentences
+
+  def get_config(self):
+    config = super().get_config()
+    config.update(span_loss_in_sentences=self.span_loss_in_sentences)
+    return config
 
   def make_heads(self):
+    self.sp_head = self.dense(1, "supporting_facts")
     self.answer_type_head = self.dense(NUM_ANSWER_TYPES, "answer_type")
-    self.sp_head = self.dense(1, "supporting_fact")
-    self.span_head = self.dense(2, "span")
-    return [self.answer_type_head, self.sp_head, self.span_head]
+    self.span_head = self.dense(2, "answer_span")
+    return [self.sp_head, self.answer_type_head, self.span_head]
 
   def call(self, features, training=None):
-    out = self.encode(features, training)
+    out = self.encoder(encoder_features(features), training=training)
     long_x, global_x = out["long_output"], out["global_output"]      # [B, L, H], [B, G, H]
     span = tf.cast(self.span_head(long_x), tf.float32)                # [B, L, 2]
     return {
@@ -44,42 +103,40 @@ class HotpotQaModel(TaskModel):
         "end_logits": span[..., 1],
     }
 
-  def loss_weights(self, features):
-    """The span loss averages over the span examples: {"span": [B] 1.0 where the answer is a
-    span}."""
-    return {"span": _is_span(features)}
+  @staticmethod
+  def span_positions(features):
+    """[B, L] bool: the title and sentence pieces (typed title or sentence and inside a
+    paragraph: the long [CLS] has the sentence type but no paragraph)."""
+    types = tf.cast(features["long_token_type_ids"], tf.int32)
+    in_paragraph = tf.cast(features["long_paragraph_ids"], tf.int32) >= 0
+    return ((types == features_lib.SENTENCE_TYPE) | (types == features_lib.TITLE_TYPE)) & in_paragraph
 
   def compute_losses(self, features, outputs):
-    """Scalar losses and accuracies of one batch."""
-    # Answer type.
-    types = tf.cast(features["answer_type"], tf.int32)                          # [B]
-    type_loss, type_acc = softmax_loss(types, outputs["answer_type_logits"])     # [B, 3]
-
-    # Supporting facts: per example mean over its SENTENCE tokens.
-    sp_mask = tf.cast(features["sp_mask"], tf.float32)                         # [B, G]
-    sp_labels = tf.cast(features["sp_labels"], tf.float32)
+    labels = tf.cast(features["supporting_facts"], tf.float32)               # [B, G]
     sp_logits = outputs["sp_logits"]
-    bce = tf.nn.sigmoid_cross_entropy_with_logits(labels=sp_labels, logits=sp_logits)
-    sp_count = tf.maximum(tf.reduce_sum(sp_mask, 1), 1.0)                      # [B]
-    sp_loss = tf.reduce_mean(tf.reduce_sum(bce * sp_mask, 1) / sp_count)
-    sp_right = tf.cast(tf.equal(tf.cast(sp_logits > 0, tf.float32), sp_labels), tf.float32)
-    sp_acc = tf.math.divide_no_nan(tf.reduce_sum(sp_right * sp_mask), tf.reduce_sum(sp_mask))
+    sp_loss = tf.reduce_mean(tf.reduce_sum(
+        tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=sp_logits), axis=-1))
 
-    # Span begin/end over sentence pieces, for span answers.
-    is_span = _is_span(features)                                                # [B]
-    per_example, right, _ = span_loss(outputs["begin_logits"], outputs["end_logits"],
-                                      features["span_mask"], features["answer_begin"],
-                                      features["answer_end"])                     # [B] each
-    span_part = tf.math.divide_no_nan(tf.reduce_sum(per_example * is_span),
-                                      self.weight_total(features, "span", is_span))
-    span_acc = tf.math.divide_no_nan(tf.reduce_sum(right * is_span), tf.reduce_sum(is_span))
+    def softmax_loss(target, logits, allowed=None):
+      # One-hot targets as Google's: a position outside [0, depth) contributes 0 (a yes/no
+      # answer may carry a text span past the long input). `allowed` [B, depth] bool: the
+      # positions the softmax runs over; a target elsewhere contributes 0 too.
+      depth = tf.shape(logits)[-1]
+      one_hot = tf.one_hot(tf.cast(target, tf.int32), depth, dtype=logits.dtype)   # [B, depth]
+      if allowed is not None:
+        logits = tf.where(allowed, logits, NEG)
+        one_hot *= tf.cast(allowed, one_hot.dtype)
+      return -tf.reduce_mean(tf.reduce_sum(one_hot * tf.nn.log_softmax(logits), axis=-1))
 
-    loss = (type_loss + sp_loss + span_part) / 3.0
-    return {"loss": loss, "answer_type_loss": type_loss, "sp_loss": sp_loss,
-            "span_loss": span_part, "answer_type_accuracy": type_acc, "sp_accuracy": sp_acc,
-            "span_accuracy": span_acc}
-
-
-def _is_span(features):
-  """[B] float: 1 for the examples whose answer is a span (answer type 0)."""
-  return tf.cast(tf.equal(tf.cast(features["answer_type"], tf.int32), 0), tf.float32)
+    span_positions = self.span_positions(features) if self.span_loss_in_sentences else None
+    types = tf.cast(features["answer_types"], tf.int32)                       # [B]
+    type_loss = softmax_loss(types, outputs["answer_type_logits"])
+    begin_loss = softmax_loss(features["answer_begins"], outputs["begin_logits"], span_positions)
+    end_loss = softmax_loss(features["answer_ends"], outputs["end_logits"], span_positions)
+    type_right = tf.equal(tf.argmax(outputs["answer_type_logits"], -1, output_type=tf.int32),
+                          types)
+    sp_right = tf.equal(tf.cast(sp_logits > 0, tf.float32), labels)
+    return {"loss": (sp_loss + type_loss + begin_loss + end_loss) / 4.0, "sp_loss": sp_loss,
+            "answer_type_loss": type_loss, "begin_loss": begin_loss, "end_loss": end_loss,
+            "answer_type_accuracy": tf.reduce_mean(tf.cast(type_right, tf.float32)),
+            "sp_accuracy": tf.reduce_mean(tf.cast(sp_right, tf.float32))}

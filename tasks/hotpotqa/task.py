@@ -1,21 +1,16 @@
 """HotpotQA (distractor setting) behind the task contract: one JSON array of questions in,
 {"answer": {id: text}, "sp": {id: [[title, sentence], ...]}} out, official metrics.
 
-Layout and formats: docs/task_layouts.md#hotpotqa, docs/file_formats.md#hotpotqa.
-`features.layout: official` converts, trains and predicts with Google's ETC features, model
-heads and decoding instead (tasks.hotpotqa.official, official_model, official_decode).
+One layout, Google's ETC features, model heads and decoding (tasks.hotpotqa.features, model,
+decode); formats: docs/file_formats.md#hotpotqa, docs/official_layouts/hotpotqa.md.
 """
 
 from absl import logging
 
-import tensorflow as tf
-
 from tasks.common import input_parts
 from tasks.common import serving
-from tasks.common.feature_config import OFFICIAL_LAYOUT
 from tasks.common.task import Task
-from tasks.hotpotqa import (baselines, data, inference, metrics, model, official,
-                            official_model, records)
+from tasks.hotpotqa import baselines, data, inference, metrics, model, records
 
 
 class HotpotQaTask(Task):
@@ -38,38 +33,17 @@ class HotpotQaTask(Task):
             yield from (s for s in paragraph[1] if isinstance(s, str))
 
   def training_examples(self, input_path, report, part=input_parts.WHOLE):
-    """Streams the JSON array one record at a time."""
+    """Streams the JSON array one record at a time, read as Google's converter reads it."""
     return data.iter_training_examples(input_path, report, part)
 
-  def training_features(self, input_path, tokenizer, feature_config, report, counts, log,
-                        part=input_parts.WHOLE):
-    """The official layout reads the records as Google's converter does (it labels what the
-    package reader would skip, e.g. an answer found only in a supporting title)."""
-    if feature_config.layout == OFFICIAL_LAYOUT:
-      examples = official.iter_training_examples(input_path, report, part)
-      return self.labelled_features(examples, tokenizer, feature_config, report, counts, log)
-    return super().training_features(input_path, tokenizer, feature_config, report, counts,
-                                     log, part)
-
   def labelled_features(self, examples, tokenizer, feature_config, report, counts, log):
-    if feature_config.layout == OFFICIAL_LAYOUT:
-      return official.training_features(examples, tokenizer, feature_config, report, counts,
-                                        log=log)
     return records.training_features(examples, tokenizer, feature_config, report, counts,
-                                     log=log)
-
-  def export_inputs(self, feature_config):
-    lengths = self.feature_lengths(feature_config)
-    names = (official.MODEL_INPUTS if feature_config.layout == OFFICIAL_LAYOUT
-             else self.predictor_class.input_features)
-    return {name: lengths[name] or tf.TensorSpec([None], tf.int32) for name in names}
+                                      log=log)
 
   def build_model(self, model_config, feature_config):
-    if feature_config.layout == OFFICIAL_LAYOUT:
-      return official_model.OfficialHotpotQaModel(
-          model_config, span_loss_in_sentences=feature_config.span_loss_in_sentences,
-          name=self.name)
-    return self.model_class(model_config, name=self.name)
+    return self.model_class(model_config,
+                            span_loss_in_sentences=feature_config.span_loss_in_sentences,
+                            name=self.name)
 
   def score_dev(self, predictor, examples, dev_file, batch_size):
     """Predicts dev once and chooses the supporting-fact threshold with the best joint F1."""

@@ -49,6 +49,11 @@ class NqTask(Task):
                                                log=log)
     return records.training_windows(examples, tokenizer, feature_config, counts, log=log)
 
+  def feature_lengths(self, feature_config):
+    """Of the `official` module for the official layout, else of `features`."""
+    official = feature_config.layout == OFFICIAL_LAYOUT
+    return self.module("official" if official else "features").feature_lengths(feature_config)
+
   def export_inputs(self, feature_config):
     lengths = self.feature_lengths(feature_config)
     return {name: lengths[name] for name in inference.input_features(feature_config)}

@@ -18,13 +18,16 @@ from etc_realformer.data import tfrecords
 from etc_realformer.data import tokenization
 from etc_realformer import ops
 from synthetic_data import hotpotqa as synthetic_hotpotqa
-from tasks.hotpotqa import official
-from tasks.hotpotqa import official_decode
-from tasks.hotpotqa import official_model
-from tasks.hotpotqa import official_text
+from tasks.hotpotqa import features as fl
+from tasks.hotpotqa import records as hotpot_records
+from tasks.hotpotqa.data import parse_training_record
+from tasks.common.read_report import ReadReport, RecordProblem
+from tasks.hotpotqa import decode
+from tasks.hotpotqa import model as hotpot_model
+from tasks.hotpotqa import text as text_lib
 from tasks.hotpotqa.data import HotpotExample
 from tasks.hotpotqa.features import HotpotFeatureConfig
-from tasks.hotpotqa.official_text import TextTokenizer
+from tasks.hotpotqa.text import TextTokenizer
 from tasks.hotpotqa.task import TASK
 import official_fixtures
 
@@ -49,16 +52,16 @@ def _tokenizer():
 def _config(**changes):
   settings = _load("settings.json")["flag_defaults_used"]
   values = dict(long_seq_len=settings["long_seq_length"],
-                global_seq_len=settings["global_seq_length"], layout="official")
+                global_seq_len=settings["global_seq_length"])
   values.update(changes)
   return HotpotFeatureConfig(**values)
 
 
 def _convert(record, long_len=4096, global_len=256, is_training=True, tokenizer=None):
-  example = official.parse_raw_record(record, [])
-  f = official.convert_example(example, tokenizer or _tokenizer(), long_len, global_len,
+  example = parse_training_record(record)
+  f = fl.convert_example(example, tokenizer or _tokenizer(), long_len, global_len,
                                is_training)
-  official.pop_stats(f)
+  fl.pop_stats(f)
   return f
 
 
@@ -68,15 +71,15 @@ def _as_lists(value):
 
 def test_settings_are_the_converters():
   settings = _load("settings.json")
-  config, ids = settings["input_config"], official.features_lib.global_ids_for("wordpiece")
+  config, ids = settings["input_config"], fl.global_ids_for("wordpiece")
   assert (config["cls_token_id"], config["question_global_token_id"],
           config["paragraph_global_token_id"], config["sentence_global_token_id"]) == (
               ids.cls, ids.question, ids.paragraph, ids.sentence)
   assert (config["global_token_type_id"], config["sentence_token_type_id"],
           config["title_token_type_id"], config["question_token_type_id"]) == (
-              official.GLOBAL_TYPE, official.SENTENCE_TYPE, official.TITLE_TYPE,
-              official.QUESTION_TYPE)
-  assert config["answer_types_map"] == official.ANSWER_TYPES
+              fl.GLOBAL_TYPE, fl.SENTENCE_TYPE, fl.TITLE_TYPE,
+              fl.QUESTION_TYPE)
+  assert config["answer_types_map"] == fl.ANSWER_TYPES
   with open(os.path.join(FIXTURE, "convert_sets.txt")) as f:
     sets = dict(line.strip().split("=", 1) for line in f if line.strip())
   config = _config()
@@ -91,7 +94,7 @@ def test_fixture_features_equal_googles():
   for record in records:
     try:
       written.append(_convert(record))
-    except official.Dropped:
+    except fl.Dropped:
       pass
   assert len(written) == len(gold)
   for f, g in zip(written, gold):
@@ -114,9 +117,9 @@ def test_written_records_parse_back(tmp_path):
     writer.write(tfrecords.to_tf_example(f).SerializeToString())
   dataset = tf.data.TFRecordDataset([path]).batch(1).map(TASK.parse_fn(config))
   parsed = next(iter(dataset))
-  assert set(parsed) == set(official.MODEL_INPUTS + official.LABELS)
+  assert set(parsed) == set(fl.MODEL_INPUTS + fl.LABELS)
   for name, value in parsed.items():
-    assert value.numpy()[0].tolist() == (f[name][0] if name in official.SCALAR_LABELS
+    assert value.numpy()[0].tolist() == (f[name][0] if name in fl.SCALAR_LABELS
                                          else f[name].tolist()), name
 
 
@@ -128,7 +131,7 @@ def test_answer_found_in_a_supporting_title_and_yes_searched_as_text():
   f = _convert(record)
   tokens = f["long_tokens"]
   begin, end = int(f["answer_begins"][0]), int(f["answer_ends"][0])
-  assert f["long_token_type_ids"][begin] == official.TITLE_TYPE   # the title comes first
+  assert f["long_token_type_ids"][begin] == fl.TITLE_TYPE   # the title comes first
   assert "".join(t.lstrip("#") for t in tokens[begin:end + 1]) == "zoe"
   record = hf.raw_record(answer="yes", context=[["Ann", ["Ann said yes ."]]],
                          supporting_facts=[["Ann", 0]])
@@ -150,19 +153,19 @@ def test_yes_no_spans_are_not_checked_against_the_long_length():
   assert f["answer_types"][0] == 1 and f["answer_ends"][0] >= 40
   model = _model_for(40, 16)
   batch = {name: tf.constant(np.asarray(f[name])[None].astype(np.int32))
-           for name in official.MODEL_INPUTS + ("supporting_facts",)}
+           for name in fl.MODEL_INPUTS + ("supporting_facts",)}
   batch.update({name: tf.constant(np.asarray(f[name]).astype(np.int32))
-                for name in official.SCALAR_LABELS})
+                for name in fl.SCALAR_LABELS})
   losses = model.compute_losses(batch, model(batch, training=False))
   assert np.isfinite(losses["loss"].numpy()) and losses["end_loss"].numpy() == 0.0
 
 
 def test_training_drops_what_googles_converter_drops():
-  with pytest.raises(official.Dropped, match="answer not found"):
+  with pytest.raises(fl.Dropped, match="answer not found"):
     _convert(hf.raw_record(answer="ann"))     # case-sensitive search
-  with pytest.raises(official.Dropped, match="no supporting fact"):
+  with pytest.raises(fl.Dropped, match="no supporting fact"):
     _convert(hf.raw_record(supporting_facts=[["Nobody", 0]]))
-  with pytest.raises(official.Dropped, match="answer not found"):
+  with pytest.raises(fl.Dropped, match="answer not found"):
     _convert(hf.raw_record(answer=""))
   # Prediction converts everything, without labels.
   f = _convert(hf.raw_record(answer="ann"), is_training=False)
@@ -188,11 +191,11 @@ def test_items_that_do_not_fit_are_skipped_whole_and_numbering_follows_google():
 
 
 def test_bad_records_name_the_field():
-  with pytest.raises(official.RecordProblem) as e:
-    official.parse_raw_record(hf.raw_record(context=[["Ann", "not a list"]]), [])
+  with pytest.raises(RecordProblem) as e:
+    parse_training_record(hf.raw_record(context=[["Ann", "not a list"]]))
   assert e.value.field == "context[0]"
-  with pytest.raises(official.RecordProblem) as e:
-    official.parse_raw_record(hf.raw_record(supporting_facts=[["Ann", "0"]]), [])
+  with pytest.raises(RecordProblem) as e:
+    parse_training_record(hf.raw_record(supporting_facts=[["Ann", "0"]]))
   assert e.value.field == "supporting_facts[0]"
 
 
@@ -200,7 +203,7 @@ def test_training_stream_counts_drops(tmp_path):
   path = tmp_path / "train.json"
   path.write_text(json.dumps([hf.raw_record(), hf.raw_record(_id="q2", answer="ann"),
                               hf.raw_record(_id="q3", context="bad")]))
-  report = official.ReadReport(path=str(path))
+  report = ReadReport(path=str(path))
   counts = collections.Counter()
   written = list(TASK.training_features(str(path), hf.tokenizer(tmp_path), _config(), report,
                                         counts, log=lambda _: None))
@@ -255,10 +258,10 @@ def test_side_inputs_equal_googles_on_real_tokens(long_len, global_len):
   for record in _load("input.json"):
     try:
       f = _convert(record, long_len, global_len)
-    except official.Dropped:
+    except fl.Dropped:
       continue
-    batch = {name: tf.constant(f[name][None].astype(np.int32)) for name in official.MODEL_INPUTS}
-    derived = official_model.encoder_features(batch)
+    batch = {name: tf.constant(f[name][None].astype(np.int32)) for name in fl.MODEL_INPUTS}
+    derived = hotpot_model.encoder_features(batch)
     ours = ops.make_side_inputs(
         ops.example_ids_from_token_ids(derived["token_ids"]),
         ops.example_ids_from_token_ids(derived["global_token_ids"]), derived["sentence_ids"],
@@ -280,9 +283,9 @@ def test_side_inputs_equal_googles_on_real_tokens(long_len, global_len):
 def _batch(records, long_len=4096, global_len=256):
   fs = [_convert(r, long_len, global_len) for r in records]
   batch = {}
-  for name in official.MODEL_INPUTS + official.LABELS:
+  for name in fl.MODEL_INPUTS + fl.LABELS:
     value = np.stack([f[name] for f in fs]).astype(np.int32)
-    batch[name] = tf.constant(value[:, 0] if name in official.SCALAR_LABELS else value)
+    batch[name] = tf.constant(value[:, 0] if name in fl.SCALAR_LABELS else value)
   return batch
 
 
@@ -294,7 +297,7 @@ def _model_for(long_len, global_len):
   model_config = TASK.parse_sections({"model": TINY, "features": {}, "train": {}})[0]
   model = TASK.build_model(model_config, _config(long_seq_len=long_len,
                                                  global_seq_len=global_len))
-  assert isinstance(model, official_model.OfficialHotpotQaModel)
+  assert isinstance(model, hotpot_model.HotpotQaModel)
   model.build()
   return model
 
@@ -331,7 +334,7 @@ def test_trains_on_records_written_by_googles_pipeline(tmp_path):
 
 def test_export_inputs_are_googles_inference_features():
   config = _config()
-  assert set(TASK.export_inputs(config)) == set(official.MODEL_INPUTS)
+  assert set(TASK.export_inputs(config)) == set(fl.MODEL_INPUTS)
   assert TASK.export_inputs(config)["long_token_ids"] == 4096
 
 
@@ -350,7 +353,7 @@ def test_texts_tokenized_together_give_each_unigram_its_own_pieces():
   for texts, got in zip(groups, tokenizer.tokenize_groups(groups)):
     assert [t.text for t in got] == list(texts)
     for text, tokenized in zip(texts, got):
-      unigrams, starts = official_text.unigram_starts(text)
+      unigrams, starts = text_lib.unigram_starts(text)
       ids, owners, firsts = [], [], []
       for u, unigram in enumerate(unigrams):
         firsts.append(len(ids))
@@ -378,42 +381,41 @@ def test_sentencepiece_ids_and_spans(tmp_path):
   begin, end = int(f["answer_begins"][0]), int(f["answer_ends"][0])
   assert f["answer_types"][0] == 0
   assert "".join(f["long_tokens"][begin:end + 1]).replace(tokenization.SPM_WORD_START, "") == "Ann"
-  assert f["long_token_type_ids"][begin] == official.TITLE_TYPE
+  assert f["long_token_type_ids"][begin] == fl.TITLE_TYPE
 
 
-def test_layout_is_a_feature_setting():
-  assert HotpotFeatureConfig(layout="official", max_question_pieces=10**6).layout == "official"
+def test_pop_stats_counts_what_was_written():
   with pytest.raises(ValueError, match="layout"):
     HotpotFeatureConfig(layout="google")
   example = HotpotExample("q", "Who?", [("Ann", ["Ann."])], answer="Ann",
                           supporting_facts=[("Ann", 0)])
   tokenizer = _tokenizer()
-  f = official.convert_example(example, tokenizer, 16, 8, is_training=True)
+  f = fl.convert_example(example, tokenizer, 16, 8, is_training=True)
   pieces = sum(len(t.ids) for t in tokenizer.tokenize(["Who?", "Ann", "Ann."]))
-  assert official.pop_stats(f) == {"long": 1 + pieces, "global": 6, "skipped": 0}
+  assert fl.pop_stats(f) == {"long": 1 + pieces, "global": 6, "skipped": 0}
 
 
 # ------------------------------------------------------------------------ options (not Google's)
 
 
-def _hand_made(tmp_path, long_len, global_len, options=official.GOOGLE, **changes):
+def _hand_made(tmp_path, long_len, global_len, options=fl.GOOGLE, **changes):
   """Training features of hf's record (question 5 pieces; Ann: title 1, sentences 6 and 4
   pieces; Zoë: title 1, sentence 6) with the hand-made vocabulary, and the converter's counts."""
   tokenizer = TextTokenizer(hf.tokenizer(tmp_path).tokenizer)
-  f = official.convert_example(official.parse_raw_record(hf.raw_record(**changes), []),
+  f = fl.convert_example(parse_training_record(hf.raw_record(**changes)),
                                tokenizer, long_len, global_len, True, options=options)
-  return f, official.pop_stats(f)
+  return f, fl.pop_stats(f)
 
 
 def test_question_and_title_caps(tmp_path):
   record = dict(answer="1921", context=[["Ann is kind", ["Ann was born in 1921."]]],
                 supporting_facts=[["Ann is kind", 0]])
-  caps = official.ConverterOptions.of(_config(max_question_pieces=3, max_title_pieces=2))
-  assert caps == official.ConverterOptions(3, 2, False)
-  for options, question, title in ((official.GOOGLE, 5, 3), (caps, 3, 2)):
+  caps = fl.ConverterOptions.of(_config(max_question_pieces=3, max_title_pieces=2))
+  assert caps == fl.ConverterOptions(3, 2, False, False)
+  for options, question, title in ((fl.GOOGLE, 5, 3), (caps, 3, 2)):
     f, _ = _hand_made(tmp_path, 64, 16, options, **record)
     types = f["long_token_type_ids"].tolist()
-    assert (types.count(official.QUESTION_TYPE), types.count(official.TITLE_TYPE)) == (
+    assert (types.count(fl.QUESTION_TYPE), types.count(fl.TITLE_TYPE)) == (
         question, title)
     want = (["[CLS]", "who", "was", "born", "first", "?"][:1 + question]
             + ["ann", "is", "kind"][:title])
@@ -421,25 +423,25 @@ def test_question_and_title_caps(tmp_path):
     assert len(f["global_tokens"]) == 1 + question + 3       # PARAGRAPH, title, sentence
   # Prediction and training conversion take the caps from the feature config.
   config = _config(max_question_pieces=3, max_title_pieces=2)
-  example = official.parse_raw_record(hf.raw_record(**record), [])
-  (f,) = official.prediction_features([example], hf.tokenizer(tmp_path), config,
+  example = parse_training_record(hf.raw_record(**record))
+  (f,) = hotpot_records.prediction_features([example], hf.tokenizer(tmp_path), config,
                                       log=lambda _: None)
-  (g,) = official.training_features([example], hf.tokenizer(tmp_path), config,
-                                    official.ReadReport(path="train.json"), collections.Counter())
+  (g,) = hotpot_records.training_features([example], hf.tokenizer(tmp_path), config,
+                                    ReadReport(path="train.json"), collections.Counter())
   for features in (f, g):
-    assert features["long_token_type_ids"].tolist().count(official.QUESTION_TYPE) == 3
-    assert features["long_token_type_ids"].tolist().count(official.TITLE_TYPE) == 2
+    assert features["long_token_type_ids"].tolist().count(fl.QUESTION_TYPE) == 3
+    assert features["long_token_type_ids"].tolist().count(fl.TITLE_TYPE) == 2
   # Google finds the answer in the title; capped, "kind" is no longer written, so not found.
   record["answer"] = "kind"
   f, _ = _hand_made(tmp_path, 64, 16, **record)
-  assert f["long_token_type_ids"][int(f["answer_begins"][0])] == official.TITLE_TYPE
-  with pytest.raises(official.Dropped, match="answer not found"):
+  assert f["long_token_type_ids"][int(f["answer_begins"][0])] == fl.TITLE_TYPE
+  with pytest.raises(fl.Dropped, match="answer not found"):
     _hand_made(tmp_path, 64, 16, caps, **record)
 
 
 def test_keep_longest_first_is_the_package_rule():
   # question 5, Ann: title 1 + sentences 6, 4; Zoë: title 1 + sentence 6 (24 long, 13 global)
-  keep = lambda long_len, global_len: official.keep_longest_first(5, [1, 1], [[6, 4], [6]],
+  keep = lambda long_len, global_len: fl.keep_longest_first(5, [1, 1], [[6, 4], [6]],
                                                                   long_len, global_len)
   assert keep(24, 13) == [2, 1]
   assert keep(20, 64) == keep(64, 12) == [1, 1]   # the longest (Ann) loses its last sentence
@@ -450,10 +452,10 @@ def test_keep_longest_first_is_the_package_rule():
 
 @pytest.mark.parametrize("long_len, global_len", [(20, 64), (64, 12)])
 def test_truncate_longest_paragraphs(tmp_path, long_len, global_len):
-  option = official.ConverterOptions.of(_config(truncate_longest_paragraphs=True))
+  option = fl.ConverterOptions.of(_config(truncate_longest_paragraphs=True))
   for options, sentence_ids, supporting in (
       # Google: items in order until one does not fit: Zoë's sentence is left out.
-      (official.GOOGLE, [0, 1, -1, -1], [1, 1, 1, 0, 1, 1]),
+      (fl.GOOGLE, [0, 1, -1, -1], [1, 1, 1, 0, 1, 1]),
       # The option: Ann (11 pieces) is the longest and loses its last sentence instead.
       (option, [0, -1, -1, 0], [1, 1, 1, 1, 1, 1])):
     f, stats = _hand_made(tmp_path, long_len, global_len, options)
@@ -461,10 +463,10 @@ def test_truncate_longest_paragraphs(tmp_path, long_len, global_len):
     # global: [CLS], 5 question, PARAGRAPH Ann, title, sentence(s), PARAGRAPH Zoë, title, ...
     assert f["global_sentence_ids"][8:12].tolist() == sentence_ids
     assert f["supporting_facts"][6:12].tolist() == supporting
-    assert ("1930" in f["long_tokens"]) == (options != official.GOOGLE)   # Zoë's sentence
+    assert ("1930" in f["long_tokens"]) == (options != fl.GOOGLE)   # Zoë's sentence
   # The conversion takes the option from the feature config.
-  (f,) = official.prediction_features(
-      [official.parse_raw_record(hf.raw_record(), [])], hf.tokenizer(tmp_path),
+  (f,) = hotpot_records.prediction_features(
+      [parse_training_record(hf.raw_record())], hf.tokenizer(tmp_path),
       _config(long_seq_len=long_len, global_seq_len=global_len, truncate_longest_paragraphs=True),
       log=lambda _: None)
   assert f["global_sentence_ids"][8:12].tolist() == [0, -1, -1, 0]
@@ -475,7 +477,7 @@ def test_truncate_longest_paragraphs(tmp_path, long_len, global_len):
   record = dict(answer="kind", supporting_facts=[["Ann", 1]])
   f, _ = _hand_made(tmp_path, 20, 64, **record)
   assert f["long_tokens"][int(f["answer_begins"][0])] == "kind"
-  with pytest.raises(official.Dropped, match="answer not found"):
+  with pytest.raises(fl.Dropped, match="answer not found"):
     _hand_made(tmp_path, 20, 64, option, **record)
 
 
@@ -512,45 +514,63 @@ def test_span_loss_in_sentences():
                              rtol=1e-6)
 
 
-def test_options_defaults_refusals_and_etc_configs():
-  for option, value in (("truncate_longest_paragraphs", True), ("span_loss_in_sentences", True),
-                        ("min_supporting_facts", 1)):
-    with pytest.raises(ValueError, match=f"^{option}: an option of the official layout"):
-      HotpotFeatureConfig(**{option: value})
-    assert getattr(HotpotFeatureConfig(layout="official", **{option: value}), option) == value
+def test_options_defaults_refusals_and_configs():
   with pytest.raises(ValueError, match="max_title_pieces: must be 0 or a positive integer"):
-    HotpotFeatureConfig(layout="official", max_title_pieces=-1)
-  # Nothing said: Google's behaviour (no caps) in the official layout, 64 / 32 in the package one.
-  assert official.ConverterOptions.of(HotpotFeatureConfig(layout="official")) == official.GOOGLE
-  package = HotpotFeatureConfig()
-  assert (package.max_question_pieces, package.max_title_pieces) == (64, 32)
-  tiny = TASK.load_run_config(os.path.join(ROOT, "configs", "hotpotqa", "tiny.yaml"))["features"]
-  caps = (tiny["max_question_pieces"], tiny["max_title_pieces"])   # explicit: read as they are
-  config = HotpotFeatureConfig(**tiny)
-  assert min(caps) > 0 and (config.max_question_pieces, config.max_title_pieces) == caps
-  explicit = {"max_question_pieces": 0, "max_title_pieces": 0,
-              "truncate_longest_paragraphs": False, "span_loss_in_sentences": False,
-              "min_supporting_facts": 0}
-  for name in ("etc_base", "etc_large"):
+    HotpotFeatureConfig(max_title_pieces=-1)
+  with pytest.raises(ValueError, match="layout: 'package' was removed"):
+    HotpotFeatureConfig(layout="package")
+  # Nothing said: Google's behaviour.
+  assert fl.ConverterOptions.of(HotpotFeatureConfig()) == fl.GOOGLE
+  assert HotpotFeatureConfig().layout == "official"
+  options = {"max_question_pieces": 0, "max_title_pieces": 0,
+             "truncate_longest_paragraphs": False, "question_piece_global_ids": False,
+             "span_loss_in_sentences": False, "min_supporting_facts": 0}
+  for name in ("etc_base", "etc_large"):   # every option explicitly at Google's behaviour
     features = TASK.load_run_config(os.path.join(ROOT, "configs", "hotpotqa",
                                                  f"{name}.yaml"))["features"]
-    assert {key: features[key] for key in explicit} == explicit, name
-    for key, value in explicit.items():
+    assert {key: features[key] for key in options} == options, name
+    for key, value in options.items():
       assert type(features[key]) is type(value), (name, key)
-    config = HotpotFeatureConfig(**features)
-    assert config.layout == "official" and official.ConverterOptions.of(config) == official.GOOGLE
+    assert fl.ConverterOptions.of(HotpotFeatureConfig(**features)) == fl.GOOGLE
+  # The demo turns every option on (docs/official_layouts/hotpotqa.md measures them).
+  tiny = HotpotFeatureConfig(**TASK.load_run_config(
+      os.path.join(ROOT, "configs", "hotpotqa", "tiny.yaml"))["features"])
+  assert min(tiny.max_question_pieces, tiny.max_title_pieces, tiny.min_supporting_facts) > 0
+  assert (tiny.truncate_longest_paragraphs and tiny.question_piece_global_ids
+          and tiny.span_loss_in_sentences)
+
+
+def test_question_piece_global_ids(tmp_path):
+  config = _config(question_piece_global_ids=True)
+  options = fl.ConverterOptions.of(config)
+  assert options == fl.ConverterOptions(question_piece_global_ids=True)
+  google, _ = _hand_made(tmp_path, 64, 32)
+  own, _ = _hand_made(tmp_path, 64, 32, options)
+  question = google["long_token_type_ids"] == fl.QUESTION_TYPE                    # [L]
+  owners = google["long_sentence_ids"][question]            # the question pieces' global tokens
+  ids = fl.global_ids_for("wordpiece")
+  assert (google["global_token_ids"][owners] == ids.question).all()
+  np.testing.assert_array_equal(own["global_token_ids"][owners],
+                                google["long_token_ids"][question])
+  others = np.ones(len(google["global_token_ids"]), bool)
+  others[owners] = False
+  np.testing.assert_array_equal(own["global_token_ids"][others],
+                                google["global_token_ids"][others])
+  for name in google:   # nothing else changes
+    if name not in ("global_token_ids", "global_tokens"):   # global_tokens: their strings
+      np.testing.assert_array_equal(np.asarray(own[name]), np.asarray(google[name]), name)
 
 
 # ------------------------------------------------------------------------ the task
 
 
-def test_finetune_export_and_predict_with_the_official_layout(tmp_path):
-  """convert -> train -> dev threshold -> export -> predict through the export, official."""
+def test_finetune_export_and_predict(tmp_path):
+  """convert -> train -> dev threshold -> export -> predict through the export."""
   files = synthetic_hotpotqa.ensure_demo_data(str(tmp_path / "data"), 12, 4, seed=0,
                                               preset="short")
   config = TASK.load_run_config(os.path.join(ROOT, "configs", "hotpotqa", "tiny.yaml"))
   config["model"].update(num_hidden_layers=1, hidden_size=16, intermediate_size=32)
-  config["features"].update(layout="official", long_seq_len=512, global_seq_len=64)
+  config["features"].update(long_seq_len=512, global_seq_len=64)
   config["train"].update(train_file=files["train"], dev_file=files["dev"], init_checkpoint="",
                          num_train_steps=2, warmup_steps=0, batch_size=4, log_every=1)
   run = str(tmp_path / "run")
@@ -558,7 +578,7 @@ def test_finetune_export_and_predict_with_the_official_layout(tmp_path):
   skipped = sum(metrics["train_skipped"].values())       # records Google's converter drops
   assert metrics["train_written"] + skipped == 12 and metrics["train_written"]
   assert metrics["train_conversion"]["examples"] == metrics["train_written"]
-  assert metrics["sp_threshold"] in official_decode.THRESHOLDS
+  assert metrics["sp_threshold"] in decode.THRESHOLDS
   prediction = TASK.predict_file(os.path.join(run, "export"), files["dev"],
                                  str(tmp_path / "pred.json"))
   with open(files["dev"], encoding="utf-8") as f:
