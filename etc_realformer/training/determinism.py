@@ -17,6 +17,10 @@ TensorFlow's runtime starts (the first op of the process); the command-line tool
 `enable()` as soon as they have read the config, and a process that started TensorFlow earlier
 must have TF_NUM_INTEROP_THREADS=1 in its environment. What it costs in speed:
 benchmarks/determinism.py (docs/benchmarks.md). GPUs: docs/gpu_training.md.
+
+The repeat holds for one intra-op thread count (TF_NUM_INTRAOP_THREADS, by default the
+machine's cores): ops split their sums by it, so one and two threads give different last bits,
+and after training different figures within the seed spread (docs/long_documents.md, "Seeds").
 """
 
 import os
