@@ -22,8 +22,6 @@ from typing import Any, Dict, List, Optional, Tuple
 from tasks.common.read_report import (ArrayReader, RecordProblem, object_with_id,
                                       tolerate, typed_field)
 
-YES_NO = ("yes", "no")
-
 
 class HotpotDataError(ValueError):
   """A file that cannot be read at all (missing, empty, not JSON, not an array)."""
@@ -39,12 +37,6 @@ class HotpotExample:
   supporting_facts: Optional[List[Tuple[str, int]]] = None
   type: str = ""
   level: str = ""
-
-  @property
-  def answer_type(self) -> int:
-    """0 span, 1 yes, 2 no (the answer-type head's classes)."""
-    answer = (self.answer or "").strip().lower()
-    return 1 + YES_NO.index(answer) if answer in YES_NO else 0
 
 
 def _parse_context(record: Dict[str, Any], repairs: List[RecordProblem]):

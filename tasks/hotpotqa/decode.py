@@ -57,13 +57,6 @@ class ExampleOutput:
   end_logits: np.ndarray           # [L]
 
 
-def split_batch(outputs: Dict[str, np.ndarray]) -> List[ExampleOutput]:
-  """Batched model outputs -> one ExampleOutput per row."""
-  names = [f.name for f in dataclasses.fields(ExampleOutput)]
-  return [ExampleOutput(**{name: outputs[name][i] for name in names})
-          for i in range(len(outputs[names[0]]))]
-
-
 def _sigmoid(x):
   return 1.0 / (1.0 + np.exp(-np.asarray(x, np.float64)))
 

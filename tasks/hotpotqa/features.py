@@ -127,9 +127,6 @@ MODEL_INPUTS = ("long_token_ids", "long_sentence_ids", "long_paragraph_ids",
                 "global_paragraph_breakpoints", "global_token_type_ids")
 LABELS = ("supporting_facts", "answer_types", "answer_begins", "answer_ends")
 SCALAR_LABELS = ("answer_types", "answer_begins", "answer_ends")
-# What decoding reads besides the model outputs.
-DECODE_FEATURES = ("long_token_ids", "long_sentence_ids", "long_token_type_ids",
-                   "long_tokens_to_unigrams", "global_paragraph_ids", "global_sentence_ids")
 
 
 def feature_lengths(config) -> Dict[str, int]:

@@ -7,12 +7,10 @@ outputs (decode.OUTPUT_NAMES); its task_config.json also keeps the supporting-fa
 (tasks.hotpotqa.decode).
 """
 
-import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 from absl import logging
 
-from etc_realformer.data import tfrecords
 from tasks.common import serving
 from tasks.hotpotqa import decode
 from tasks.hotpotqa import features as features_lib
@@ -41,19 +39,15 @@ class Predictor(serving.TaskPredictor):
           log: Callable[[str], None] = logging.info) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     """Model outputs of every example: (features, outputs) by id; every example is converted,
     as Google's converter converts them."""
-    features = records.prediction_features(list(examples), self.tokenizer,
-                                                self.feature_config, log=log)
-    ids = [e.qas_id for e in examples]
-    outputs: List[decode.ExampleOutput] = []
-    start = time.perf_counter()
-    for begin in range(0, len(features), batch_size):
-      batch = tfrecords.stack_features(features[begin:begin + batch_size], self.input_features)
-      outputs.extend(decode.split_batch(self.run_batch(batch)))
-      done = begin + len(batch[self.input_features[0]])
-      if done % max(batch_size, 500 // batch_size * batch_size) == 0 or done == len(features):
-        log(f"  predicted {done}/{len(features)} examples "
-            f"({done / max(time.perf_counter() - start, 1e-9):.1f}/s)")
-    return dict(zip(ids, features)), dict(zip(ids, outputs))
+    examples = list(examples)
+    features = records.prediction_features(examples, self.tokenizer, self.feature_config,
+                                           log=log)
+    outputs: Dict[str, decode.ExampleOutput] = {}
+
+    def use(example, row):   # row: {output name: this example's [3] / [G] / [L] array}
+      outputs[example.qas_id] = decode.ExampleOutput(**row)
+    self.run_examples(zip(examples, features), batch_size, use, len(examples), log=log)
+    return {e.qas_id: f for e, f in zip(examples, features)}, outputs
 
   def make_predictions(self, examples, layouts, outputs, threshold: float) -> dict:
     """The prediction file's content."""
