@@ -11,8 +11,8 @@ WikiHop items of about 1,300 words, OpenKP pages of about 800 words; short write
 preset (fewer, shorter paragraphs), for a quick look.
 NQ is written as 4 gzipped shards, the others as one file each. Vocabulary: a 2,000-piece
 WordPiece vocabulary learned from each training file (as the demos). Features:
-configs/<task>/tiny.yaml and the real settings (configs/nq/base.yaml: 4096 long / 256 global,
-stride 2048; configs/hotpotqa/etc_base.yaml; configs/wikihop/etc_base.yaml; configs/openkp/etc_base.yaml).
+configs/<task>/tiny.yaml and the real settings (configs/<task>/etc_base.yaml; NQ's: 4096 long /
+230 global, stride 2048).
 
 Each (task, features, workers, backend) runs in its own process: `Task.convert_file` into
 --shards shards with 1 or 2 worker processes (spawned). NQ's 4 input files go whole to the 4
@@ -105,8 +105,7 @@ import child_runs  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 TASKS = ("nq", "hotpotqa", "wikihop", "openkp")
 # task -> (tiny config, the real settings' config), under configs/<task>/
-CONFIGS = {"nq": ("tiny", "base"), "hotpotqa": ("tiny", "etc_base"),
-           "wikihop": ("tiny", "etc_base"), "openkp": ("tiny", "etc_base")}
+CONFIGS = {task: ("tiny", "etc_base") for task in TASKS}
 # The real training sets: examples (pages for OpenKP) and how they are stored.
 TRAINING_SETS = {"nq": (307_373, "50 gzipped JSONL shards"),
                  "hotpotqa": (90_447, "one JSON array"),
@@ -617,7 +616,7 @@ def main():
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--tasks", default=",".join(TASKS))
   parser.add_argument("--configs", default="tiny,base",
-                      help="tiny and/or base (the real settings: configs/nq/base.yaml, ...)")
+                      help="tiny and/or base (the real settings: configs/<task>/etc_base.yaml)")
   parser.add_argument("--workers", default="1,2")
   parser.add_argument("--backends", default=",".join(BACKENDS),
                       help="WordPieceTokenizer backends to compare with one worker: python "

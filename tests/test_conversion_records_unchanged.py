@@ -12,10 +12,10 @@ A change that alters a digest on purpose (a new feature, a different layout) mus
 this file with UPDATE_RECORD_DIGESTS=1 to print the new table. The "tiny" rows were renewed when
 configs/<task>/tiny.yaml became the demo's long-document config (ETC's input lengths); the
 converters and the inputs were unchanged then, as the unchanged rows of the real settings show.
-WikiHop's rows, and HotpotQA's "tiny" row, were renewed when their package layouts were removed:
-they write Google's features now (their values are pinned by tests/test_wikihop_layout.py and
-tests/test_hotpotqa_layout.py against Google's converter; HotpotQA's etc_base row, Google's
-settings, did not change).
+WikiHop's rows, HotpotQA's "tiny" row and NQ's rows were renewed when their package layouts were
+removed: they write Google's features now (their values are pinned by tests/test_*_layout.py
+against Google's converter; HotpotQA's etc_base row, Google's settings, did not change). NQ's
+real-settings row moved from the removed configs/nq/base.yaml to etc_base.yaml.
 """
 
 import dataclasses
@@ -36,7 +36,7 @@ from tasks.common.read_report import ReadReport
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VOCAB = os.path.join(ROOT, "pretrained", "tiny_english", "vocab.txt")
 # task -> (benchmark items converted, the tiny and the real settings' config names)
-CASES = {"nq": (8, ("tiny", "base")), "hotpotqa": (24, ("tiny", "etc_base")),
+CASES = {"nq": (8, ("tiny", "etc_base")), "hotpotqa": (24, ("tiny", "etc_base")),
          "wikihop": (24, ("tiny", "etc_base")), "openkp": (24, ("tiny", "etc_base"))}
 BACKENDS = ("python", "tensorflow_text")
 SHARDS = 2
@@ -44,10 +44,10 @@ SHARDS = 2
 # (task, config) -> (records written, SHA-256 of the parsed records, SHA-256 of the conversion's
 # counts); the same with both backends (the tokenizer's ids do not depend on it).
 EXPECTED = {
-    ("nq", "tiny"): (26, "27ca1b868d95cc1031be9fe835b377df4a587e160cb3794265ba05fbe53129e0",
+    ("nq", "tiny"): (26, "3cb1e57cd520992f3af7a402efaa3fe958447aa2b2b8ee7bf51275bcdc156b39",
                      "e7e74ed48463292f22235a512a883249cbd3cacdd08adbc1bec03c011e3a3e1b"),
-    ("nq", "base"): (7, "40ece9c29bc6737c47ecb2c23e7dda29b4d1c0aa4b780eb0157b7894ace40063",
-                     "b381af67e68673b0af1ca90fc60eaa7a59541ef33f4c4bc626c8fee3d2cb4aa4"),
+    ("nq", "etc_base"): (44, "172fb862f1dee2fe6c8198e1f388b680dfe99d972fc546c2ca3a1b6649478f46",
+                         "c92c4225e26a268194ed7fce7f92e5ab77cefe73731f6145b07cd3f691c1e2be"),
     ("hotpotqa", "tiny"): (23, "50457434646c22c5c80d99d3929122202b9814ad4a43fbac68157639675bb511",
                            "55e4d53d378c81b7bf47a581170f8d057b292d97abfc521dc4ec8d1a5e906990"),
     ("hotpotqa", "etc_base"): (
@@ -64,12 +64,13 @@ EXPECTED = {
         24, "f7aae05ff8e037281d8c9234d688100e114df03e52fc3657e16abc5143d950ee",
         "cd4b5839e1224b942c031b246d73fcfdffe7bdc7a157b30153f7219f3c1c4c4c"),
 }
-# NQ prediction windows and layouts of the same pages, per config (and the real settings without
+# NQ prediction windows of the same pages, per config (and the real settings without
 # html tokens): (windows, SHA-256).
 EXPECTED_NQ_PREDICTION = {
-    "tiny": (88, "1360546fe3499ad957bf51def6a34cade08e606ff06c01804333f37347985bec"),
-    "base": (44, "77822ce54b6ceded8642fd64902086135646ff6fd4e424dbf2724571f746c03c"),
-    "base_without_html": (39, "11f198087b411a0f5bd7c8c87f5e80a403c2841c1f3fed6a62b10d2f8689e6b2"),
+    "tiny": (88, "859e67bca40d11343d0d90abcb5195411d9b145232124dec9d2feab6dd89f3df"),
+    "etc_base": (44, "185a4d75ccd36619cf02248e07e7fb3d13e6febc1fadb454637cf049a1bdeff7"),
+    "etc_base_without_html": (
+        39, "3bf8336aed3ea2a439a45f0be4e40d226d1822e0ffd6087520302389f66c0e48"),
 }
 
 
@@ -169,22 +170,16 @@ def test_nq_prediction_windows_unchanged(tokenizers, inputs):
   task = importlib.import_module("tasks.nq.task").TASK
   examples = list(data.iter_examples(inputs["nq"], with_labels=False,
                                      report=ReadReport(inputs["nq"])))
-  for config in CASES["nq"][1] + ("base_without_html",):
+  for config in CASES["nq"][1] + ("etc_base_without_html",):
     feature_config = _feature_config(task, config.replace("_without_html", ""))
     if config.endswith("_without_html"):
       feature_config = dataclasses.replace(feature_config, include_html_tokens=False)
     for backend in BACKENDS:
-      windows, layouts = [], []
-      for _, layout, example_windows in records.prediction_windows(
+      windows = []
+      for _, _, example_windows in records.prediction_windows(
           examples, tokenizers[backend], feature_config):
         windows.extend(example_windows)
-        layouts.append({"piece_token": layout.piece_token, "piece_html": layout.piece_html,
-                        "piece_top": layout.piece_top,
-                        "top_candidates": np.asarray(layout.top_candidates),
-                        "candidate_pieces": layout.candidate_pieces,
-                        "windows": np.asarray(layout.windows),
-                        "question_len": np.asarray(layout.question_len)})
-      got = (len(windows), _dict_digest(windows + layouts))
+      got = (len(windows), _dict_digest(windows))
       _print_update(("nq prediction", config), got)
       if not os.environ.get("UPDATE_RECORD_DIGESTS"):
         assert got == EXPECTED_NQ_PREDICTION[config], (

@@ -1,160 +1,137 @@
-"""NQ decoding on hand-made logits: pooled over windows, snapped to candidates, short answers
-inside the long answer, yes/no, scores and the predictions JSON entries."""
-
-import math
+"""Google's NQ prediction rules (tasks.nq.decode) on hand-made window outputs."""
 
 import numpy as np
-import pytest
 
-import nq_fixtures as nf
-from tasks.nq import baselines
-from tasks.nq import data
-from tasks.nq import decode
-from tasks.nq import features as fl
-from test_nq_features import CONFIG, TOKENS
+from tasks.nq import decode as od
+from tasks.nq.decode import WindowOutput
 
-L = CONFIG.long_seq_len
+L = 8
 
 
-def log_softmax(x):
-  x = np.asarray(x, np.float64)
-  return x - np.log(np.sum(np.exp(x)))
+def _window(la_start=(), la_end=(), sa_start=(), sa_end=(), cls=1.0, types=(0, 0, 0, 1, 0)):
+  """Logits [L]: `cls` at position 0, 0.5 elsewhere, and (position, logit) pairs given."""
+  def logits(pairs):
+    x = np.full([L], 0.5, np.float32)
+    x[0] = cls
+    for p, v in pairs:
+      x[p] = v
+    return x
+  return WindowOutput(np.asarray(types, np.float32), logits(la_start), logits(la_end),
+                      logits(sa_start), logits(sa_end))
 
 
-@pytest.fixture(name="setup")
-def fixture_setup(tmp_path):
-  example = data.parse_record(nf.record(7, "what is a", TOKENS, []), False, [])
-  _, layout = fl.convert_example(example, nf.tokenizer(tmp_path), CONFIG, with_labels=False)
-  assert layout.windows == [(0, 7), (4, 11), (8, 15), (12, 18)]
-  return example, layout
+# token_pos of two windows over a page: [CLS] q [SEP] | 4 pieces | [SEP] -> L = 8.
+POS = [np.array([-1, -1, -1, 10, 11, 11, 12, -1]), np.array([-1, -1, -1, 12, 13, 14, 15, -1])]
 
 
-def outputs(num_windows=4, types=(3.0, 0, 0, 0, 0)):
-  return [decode.WindowOutput(np.array(types, float), *(np.zeros(L) for _ in range(4)))
-          for _ in range(num_windows)]
+def test_pairs_are_logit_over_cls_logit_and_skip_unmapped_positions():
+  out = _window(la_start=[(3, 4.0), (1, 9.0)], cls=2.0)
+  pairs = od.window_pairs(out.long_start_logits, POS[0], top_k=3)
+  # Top 3: position 1 (9.0, question: dropped), 3 (4.0), 0 ([CLS], dropped).
+  assert pairs == [(2.0, 10)]
 
 
-def test_long_answer_is_the_best_whole_candidate_with_its_score(setup):
-  example, layout = setup
-  outs = outputs()
-  w1 = outs[1]
-  w1.answer_type_logits = np.array([0.0, -1.0, -1.0, 1.0, 2.0])
-  w1.long_start_logits[3 + 1] = 5.0     # piece 5: "<Li>" of candidate 2
-  w1.long_end_logits[3 + 4] = 5.0       # piece 8: "</Li>"
-  w1.short_start_logits[3 + 1] = 10.0   # an html piece: never a short answer
-  w1.short_start_logits[3 + 3] = 4.0    # piece 7: "cafe"
-  w1.short_end_logits[3 + 3] = 4.0
-  decoded = decode.decode_example(example, layout, outs)
-  assert decoded.candidate_index == 2
-  assert decoded.long_answer.to_json() == nf.span(TOKENS, 6, 10)
-  types = log_softmax(w1.answer_type_logits)
-  start = log_softmax(w1.long_start_logits[3:10])
-  end = log_softmax(w1.long_end_logits[3:10])
-  expected = start[1] + end[4] + math.log(1.0 - math.exp(types[0]))
-  assert decoded.long_score == pytest.approx(expected, abs=1e-9)
-  # Short: softmax over the window's non-html pieces (4..10 minus the tags: pieces 6, 7, 10).
-  allowed = [3 + 2, 3 + 3, 3 + 6]
-  s = log_softmax(w1.short_start_logits[allowed])
-  e = log_softmax(w1.short_end_logits[allowed])
-  assert decoded.short_answers == [example.span(8, 9)]
-  assert decoded.short_score == pytest.approx(s[1] + e[1] + types[fl.SHORT], abs=1e-9)
-  assert decoded.yes_no == "NONE"
-  entry = decode.to_prediction(example, decoded)
-  assert entry["long_answer"] == nf.span(TOKENS, 6, 10)
-  assert entry["short_answers"] == [nf.span(TOKENS, 8, 9)]
+def test_joint_selection_over_windows():
+  first = _window(la_start=[(3, 5.0)], la_end=[(4, 4.0), (6, 3.0)],
+                  sa_start=[(4, 3.0)], sa_end=[(5, 6.0)], types=(0, 0, 0, 0, 5))
+  second = _window(la_start=[(3, 4.0)], la_end=[(6, 4.5)],
+                   sa_start=[(5, 3.5)], sa_end=[(3, 9.0)], types=(0, 0, 0, 0, 1))
+  entry = od.decode_example(42, [first, second], POS)
+  # Long start: token 10 (score 5); end: the best token >= 10 -> token 15 (4.5).
+  assert entry["long_answer"] == {"start_token": 10, "end_token": 16, "start_byte": -1,
+                                  "end_byte": -1}
+  assert entry["long_answer_score"] == 9.5
+  # Short start: token 14 (3.5); the ends at tokens 12 (9.0) and 11 (6.0) lie before it; of the
+  # 0.5 fillers at tokens 14 and 15 the first seen wins: token 14.
+  assert entry["short_answers"] == [{"start_token": 14, "end_token": 15, "start_byte": -1,
+                                     "end_byte": -1}]
+  assert entry["short_answers_score"] == 4.0
+  assert entry["yes_no_answer"] == "NONE"
 
 
-def test_candidates_split_by_windows_are_never_chosen(setup):
-  example, layout = setup
-  outs = outputs(types=(0.0, 0, 0, 0, 0))
-  outs[1].long_start_logits[3 + 0] = 30.0    # the <Ul> starts at piece 4 (window 1) ...
-  outs[2].long_end_logits[3 + 4] = 30.0      # ... and ends at piece 12 (window 2)
-  decoded = decode.decode_example(example, layout, outs)
-  assert decoded.candidate_index != 1
-  # With equal logits everywhere, the candidate of the window with the fewest pieces wins
-  # (window 3 has 6 document pieces, the others 7): the last paragraph.
-  assert decoded.candidate_index == 4
+def test_answer_type_comes_from_the_last_window():
+  yes = _window(types=(0, 9, 0, 0, 0))
+  plain = _window(types=(0, 0, 0, 0, 9))
+  assert od.decode_example(1, [plain, yes], POS)["yes_no_answer"] == "yes"
+  entry = od.decode_example(1, [yes, plain], POS)
+  assert entry["yes_no_answer"] == "NONE" and len(entry["short_answers"]) == 1
+  no = od.decode_example(1, [plain, _window(types=(0, 0, 9, 0, 0))], POS)
+  assert no["yes_no_answer"] == "no" and no["short_answers"] == []
+  # A "long" answer type keeps the short span (Google's code sets a misspelled key).
+  assert len(od.decode_example(1, [_window(types=(0, 0, 0, 9, 0))], POS)["short_answers"]) == 1
 
 
-def test_yes_no_wins_over_spans(setup):
-  example, layout = setup
-  outs = outputs()
-  outs[3].answer_type_logits = np.array([0.0, 0.0, 6.0, 1.0, 1.0])
-  outs[3].long_start_logits[3 + 1] = 8.0     # piece 13: "<P>" of the last paragraph
-  outs[3].long_end_logits[3 + 5] = 8.0       # piece 17: "</P>"
-  decoded = decode.decode_example(example, layout, outs)
-  assert decoded.candidate_index == 4
-  assert (decoded.yes_no, decoded.short_answers) == ("NO", [])
-  types = log_softmax(outs[3].answer_type_logits)
-  assert decoded.short_score == pytest.approx(types[fl.NO])
+def test_negative_cls_logit_turns_the_order_around():
+  out = _window(la_start=[(3, -4.0), (4, -1.0)], la_end=[(6, -1.0)], cls=-2.0)
+  entry = od.decode_example(1, [out], POS[:1])
+  # Scores: position 3 -> 2.0, position 4 -> 0.5, fillers 0.5 / -2 = -0.25: token 10 wins.
+  assert entry["long_answer"]["start_token"] == 10
 
 
-def one_window(tmp_path, tokens, long_seq_len, doc_stride):
-  """(example, layout, zero outputs favouring a short answer, question length) of a page that
-  fits one window."""
-  example = data.parse_record(nf.record(1, "a", tokens, []), False, [])
-  config = fl.NqFeatureConfig(long_seq_len=long_seq_len, global_seq_len=4,
-                              doc_stride=doc_stride, max_question_pieces=2)
-  _, layout = fl.convert_example(example, nf.tokenizer(tmp_path), config, with_labels=False)
-  assert layout.windows == [(0, len(tokens))]
-  out = decode.WindowOutput(np.array([0.0, 0, 0, 0, 5]),
-                            *(np.zeros(long_seq_len) for _ in range(4)))
-  return example, layout, out, layout.question_len
+def test_long_end_before_every_start_falls_back_to_the_best_end_in_order():
+  out = _window(la_start=[(6, 9.0)], la_end=[(3, 9.0)])
+  pooled = od.pool_windows([out], POS[:1], top_k=2)
+  # top 2 of la_end: position 3 (token 10) and position 0 ([CLS], dropped): no end >= 12.
+  entry = od.joint_prediction(pooled, 1)
+  assert entry["long_answer"]["start_token"] == 10 and entry["long_answer"]["end_token"] == 13
 
 
-def test_short_answers_are_at_most_max_pieces(tmp_path):
-  tokens = ["<P>"] + ["a"] * 40 + ["</P>"]
-  example, layout, out, q = one_window(tmp_path, tokens, 48, 40)
-  out.short_start_logits[q + 1] = 9.0       # token 1 (the first "a")
-  out.short_end_logits[q + 36] = 9.0        # token 36: a 36-piece span
-  out.short_end_logits[q + 20] = 6.0        # token 20: a 20-piece span
-  decoded = decode.decode_example(example, layout, [out])
-  assert decoded.short_answers == [example.span(1, 21)]
-  decoded = decode.decode_example(example, layout, [out], max_short_pieces=40)
-  assert decoded.short_answers == [example.span(1, 37)]
+def test_short_end_must_be_within_32_tokens():
+  pooled = {"la_start": [], "la_end": [], "sa_start": [(1.0, 100)],
+            "sa_end": [(5.0, 140), (2.0, 131), (1.0, 120)], "answer_type_logits": None}
+  entry = od.joint_prediction(pooled, 1)
+  assert entry["short_answers"][0]["start_token"] == 100
+  assert entry["short_answers"][0]["end_token"] == 132
+  # No end within reach: the best end overall, spans put in order.
+  pooled["sa_end"] = [(5.0, 90)]
+  assert od.joint_prediction(pooled, 1)["short_answers"][0] == {
+      "start_token": 90, "end_token": 101, "start_byte": -1, "end_byte": -1}
+  # Nothing at all: zeros.
+  assert od.joint_prediction(pooled, 1)["long_answer"]["end_token"] == 1
 
 
-def test_short_answers_hold_no_html_piece(tmp_path):
-  # A table row: the best start and end sit in two cells, with the tags between them; the
-  # short answer is the best span inside one cell.
-  tokens = ["<Table>", "<Tr>", "<Td>", "a", "b", "</Td>", "<Td>", "c", "d", "</Td>", "</Tr>",
-            "</Table>"]
-  example, layout, out, q = one_window(tmp_path, tokens, 24, 16)
-  out.long_start_logits[q + 0] = 9.0          # the table is the long answer
-  out.long_end_logits[q + 11] = 9.0
-  out.short_start_logits[q + 3] = 9.0         # "a" (first cell)
-  out.short_end_logits[q + 8] = 9.0           # "d" (second cell): across "</Td> <Td>"
-  out.short_end_logits[q + 4] = 7.0           # "b"
-  out.short_start_logits[q + 7] = 6.0         # "c"
-  decoded = decode.decode_example(example, layout, [out])
-  assert decoded.long_answer.to_json() == nf.span(tokens, 0, 12)
-  assert decoded.short_answers == [example.span(3, 5)]      # "a b": 9 + 7 beats 6 + 9
-  out.short_end_logits[q + 4] = 0.0
-  decoded = decode.decode_example(example, layout, [out])
-  assert decoded.short_answers == [example.span(7, 9)]      # "c d": 6 + 9 beats 9 + 0
+def test_ties_go_to_the_later_token_for_starts_and_the_first_seen_for_ends():
+  pooled = {"la_start": [(1.0, 5), (1.0, 9)], "la_end": [(2.0, 12), (2.0, 11)],
+            "sa_start": [], "sa_end": [], "answer_type_logits": None}
+  entry = od.joint_prediction(pooled, 1)
+  assert entry["long_answer"]["start_token"] == 9 and entry["long_answer"]["end_token"] == 13
 
 
-def test_predictions_cover_every_example_with_finite_scores(setup):
-  example, layout = setup
-  broken = data.NqExample(-3, "q", [], [], [], [], [], [], problem="empty document")
-  simplified = data.NqExample(11, example.question, example.tokens, example.is_html,
-                              [-1] * len(example.tokens), [-1] * len(example.tokens),
-                              [data.Candidate(data.Span(c.span.start_token, c.span.end_token),
-                                              c.top_level) for c in example.candidates], [],
-                              has_bytes=False)
-  outs = outputs()
-  prediction = decode.make_predictions(
-      [example, broken, simplified], {7: layout, 11: layout}, {7: outs, 11: outs})
-  entries = prediction["predictions"]
-  assert [e["example_id"] for e in entries] == [7, -3, 11]
-  null = {"start_token": -1, "end_token": -1, "start_byte": -1, "end_byte": -1}
-  assert entries[1]["long_answer"] == null and entries[1]["short_answers"] == []
-  assert entries[1]["long_answer_score"] == min(entries[0]["long_answer_score"],
-                                                entries[2]["long_answer_score"])
-  assert entries[1]["short_answers_score"] == entries[0]["short_answers_score"]
-  assert all(math.isfinite(e[k]) for e in entries for k in ("long_answer_score",
-                                                              "short_answers_score"))
-  assert entries[2]["long_answer"]["start_byte"] == -1
-  assert entries[2]["long_answer"]["start_token"] == entries[0]["long_answer"]["start_token"]
-  baseline = baselines.null_predictions([example, broken])["predictions"]
-  assert all(e["long_answer"] == null and e["long_answer_score"] == 0.0 for e in baseline)
+def test_examples_without_windows_get_a_null_answer_with_a_finite_score():
+  result = od.finish([od.decode_example(1, [_window()], POS[:1]), od.decode_example(2, [], [])])
+  null = result["predictions"][1]
+  assert null["long_answer"]["start_token"] == -1 and null["short_answers"] == []
+  assert np.isfinite(null["long_answer_score"]) and np.isfinite(null["short_answers_score"])
+
+
+def test_snapping_replaces_the_long_answer_by_the_candidate_holding_it():
+  from tasks.nq.data import Candidate, NqExample, Span   # pylint: disable=import-outside-toplevel
+  tokens = [f"w{i}" for i in range(20)]
+  example = NqExample(example_id=42, question="q", tokens=tokens, is_html=[False] * 20,
+                      start_bytes=[-1] * 20, end_bytes=[-1] * 20, annotations=[], has_bytes=False,
+                      candidates=[Candidate(Span(8, 12), True), Candidate(Span(10, 11), False),
+                                  Candidate(Span(12, 18), True)])
+  first = _window(la_start=[(3, 5.0)], la_end=[(4, 4.0), (6, 3.0)])
+  second = _window(la_start=[(3, 4.0)], la_end=[(6, 4.5)])
+  plain = od.decode_example(42, [first, second], POS)
+  assert (plain["long_answer"]["start_token"], plain["long_answer"]["end_token"]) == (10, 16)
+  # Token 10 lies in the top-level candidate [8, 12) (and in the nested [10, 11), skipped).
+  snapped = od.decode_example(42, [first, second], POS, snap_to=example)
+  assert snapped["long_answer"] == {"start_token": 8, "end_token": 12, "start_byte": -1,
+                                    "end_byte": -1}
+  assert snapped["long_answer_score"] == plain["long_answer_score"]
+  assert snapped["short_answers"] == plain["short_answers"]
+  # The smallest candidate holding the whole span wins, nested or not: [10, 16) lies in
+  # [9, 17) (nested) and [8, 18) (top level).
+  nested = NqExample(example_id=42, question="q", tokens=tokens, is_html=[False] * 20,
+                     start_bytes=[-1] * 20, end_bytes=[-1] * 20, annotations=[],
+                     has_bytes=False, candidates=[Candidate(Span(8, 18), True),
+                                                  Candidate(Span(9, 17), False),
+                                                  Candidate(Span(10, 12), False)])
+  got = od.decode_example(42, [first, second], POS, snap_to=nested)["long_answer"]
+  assert (got["start_token"], got["end_token"]) == (9, 17)
+  # A start outside every top-level candidate keeps Google's span.
+  outside = NqExample(example_id=42, question="q", tokens=tokens, is_html=[False] * 20,
+                      start_bytes=[-1] * 20, end_bytes=[-1] * 20, annotations=[], has_bytes=False,
+                      candidates=[Candidate(Span(0, 5), True)])
+  assert od.decode_example(42, [first, second], POS, snap_to=outside) == plain

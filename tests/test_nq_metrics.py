@@ -12,9 +12,13 @@ from tasks.nq import data
 from tasks.nq import decode
 from tasks.nq import features as fl
 from tasks.nq import metrics
-from test_nq_features import TOKENS
 
 A = nf.annotation
+# Token:    0       1     2    3    4      5      6      7    8       9       10     11   12
+TOKENS = ["<HTML>", "<P>", "a", "b", "</P>", "<Ul>", "<Li>", "c", "cafe", "</Li>", "<Li>", "d",
+          "</Li>", "</Ul>", "<P>", "e", "f", "g", "</P>", "</HTML>"]
+#           13      14     15   16   17    18      19
+# Candidates: 0 P [1, 5), 1 Ul [5, 14), 2 Li [6, 10), 3 Li [10, 13), 4 P [14, 19).
 NULL = {"start_token": -1, "end_token": -1, "start_byte": -1, "end_byte": -1}
 
 
@@ -23,8 +27,8 @@ def gold_file(tmp_path):
       # 1: long answer by 3 of 5 (candidate 2), short "cafe" by 2.
       nf.record(1, "q one", TOKENS, [A(TOKENS, 2, [(8, 9)]), A(TOKENS, 2, [(8, 9)]),
                                      A(TOKENS, 2), A(TOKENS), A(TOKENS)]),
-      # 2: only one annotator gives a long answer: gold null.
-      nf.record(2, "q two", TOKENS, [A(TOKENS, 0), A(TOKENS), A(TOKENS), A(TOKENS), A(TOKENS)]),
+      # 2: only one annotator (not the first) gives a long answer: gold null.
+      nf.record(2, "q two", TOKENS, [A(TOKENS), A(TOKENS, 0), A(TOKENS), A(TOKENS), A(TOKENS)]),
       # 3: long answer candidate 4 by 2 (one YES, one NO): short by the yes/no vote.
       nf.record(3, "q three", TOKENS, [A(TOKENS, 4, yes_no="YES"), A(TOKENS, 4, yes_no="NO"),
                                        A(TOKENS), A(TOKENS), A(TOKENS)]),
@@ -63,37 +67,40 @@ def test_hand_computed_best_threshold_f1(tmp_path):
 
 
 def oracle_outputs(windows):
-  """Logits that put all mass on each window's labels."""
+  """Logits that Google's decoding reads as each window's labels (0 = no answer here): 30 at the
+  label, 1 at [CLS] otherwise, so the label's score (logit / [CLS] logit) is 30; elsewhere 0, or
+  -30 in a null window, whose positions then score below those of an answer window (a yes/no
+  window has no span labels: its short score would tie with a null page's)."""
   outs = []
   for f in windows:
-    def one_hot(i, size=len(f["token_ids"])):
-      v = np.full(size, -30.0)
-      if i >= 0:
-        v[i] = 30.0
+    def logits(i, size=len(f["token_ids"])):
+      v = np.full(size, -30.0 if int(f["answer_type"][0]) <= 0 else 0.0)
+      v[0] = 1.0
+      v[i] = 30.0
       return v
     types = np.full(5, -30.0)
-    types[int(f["answer_type"])] = 30.0
-    outs.append(decode.WindowOutput(types, one_hot(int(f["long_start"])),
-                                    one_hot(int(f["long_end"])), one_hot(int(f["short_start"])),
-                                    one_hot(int(f["short_end"]))))
+    types[max(int(f["answer_type"][0]), 0)] = 30.0
+    outs.append(decode.WindowOutput(types, *(logits(int(f[name][0])) for name in
+                                             ("la_start", "la_end", "sa_start", "sa_end"))))
   return outs
 
 
 def oracle_predictions(path, tokenizer, config):
-  """Gold labels -> windows -> decode -> the predictions JSON (the project's export path)."""
+  """Gold labels -> Google's windows -> Google's decoding (long answers snapped to candidates)
+  -> the predictions JSON. Google's labels come from the first annotation."""
   examples, _ = data.read_examples(path, with_labels=False)
-  layouts, outputs = {}, {}
+  entries = []
   for example in examples:
-    windows, layout = fl.convert_example(example, tokenizer, config, with_labels=True)
-    layouts[example.example_id] = layout
-    outputs[example.example_id] = oracle_outputs(windows)
-  return decode.make_predictions(examples, layouts, outputs)
+    windows = fl.convert_example(example, tokenizer, config, is_train=False)
+    entries.append(decode.decode_example(example.example_id, oracle_outputs(windows),
+                                         [f["token_pos"] for f in windows], snap_to=example))
+  return decode.finish(entries)
 
 
 def test_gold_annotations_through_the_export_path_score_one(tmp_path):
   gold = gold_file(tmp_path)
   config = fl.NqFeatureConfig(long_seq_len=10, global_seq_len=6, doc_stride=4,
-                              max_question_pieces=3)
+                              max_question_pieces=3, html_tag_markers=True)
   predictions = oracle_predictions(gold, nf.tokenizer(tmp_path), config)
   path = tmp_path / "predictions.json"
   path.write_text(json.dumps(predictions))
@@ -102,7 +109,7 @@ def test_gold_annotations_through_the_export_path_score_one(tmp_path):
   assert scores["short-best-threshold-f1"] == 1.0
   by_id = {e["example_id"]: e for e in predictions["predictions"]}
   assert by_id[1]["long_answer"] == nf.span(TOKENS, 6, 10)     # bytes from document_tokens
-  assert by_id[3]["yes_no_answer"] == "YES" and by_id[3]["short_answers"] == []
+  assert by_id[3]["yes_no_answer"] == "yes" and by_id[3]["short_answers"] == []  # Google writes lower case
 
 
 def test_bad_prediction_files_are_named(tmp_path):
@@ -138,22 +145,46 @@ def test_bad_gold_files_are_named(tmp_path):
     metrics.evaluate(path, {"predictions": []})
 
 
-def test_synthetic_dev_gold_through_the_export_path_scores_one(tmp_path):
+def test_synthetic_dev_labels_through_the_export_path_come_back(tmp_path):
+  """Google's labels (the first annotation) -> windows -> oracle logits -> decoding give back
+  that annotation on every page: its long answer (snapped to the candidate, byte offsets
+  included), its short span (several merge from the first start to the last end), its yes/no;
+  and pages it leaves null score below every answered one."""
   from synthetic_data import nq as synthetic   # pylint: disable=import-outside-toplevel
   # Dev-like pages of the short preset (5 annotations, every answer kind).
   path = nf.write_jsonl_gz(synthetic.generate_examples(80, seed=5, split="dev", preset="short"),
                            str(tmp_path / "dev.jsonl.gz"))
   # Short windows: several windows per document.
   config = fl.NqFeatureConfig(long_seq_len=256, global_seq_len=48, doc_stride=128,
-                              max_question_pieces=24)
+                              max_question_pieces=24, html_tag_markers=True)
   predictions = oracle_predictions(path, nf.tokenizer(tmp_path), config)
-  scores = metrics.evaluate(path, predictions)
-  assert scores["long-best-threshold-f1"] == 1.0
-  assert scores["short-best-threshold-f1"] == 1.0
+  examples, _ = data.read_examples(path, with_labels=True)
   entries = predictions["predictions"]
-  assert len(entries) == 80 and all(isinstance(e["example_id"], int) for e in entries)
-  assert any(e["yes_no_answer"] != "NONE" for e in entries)
-  assert any(e["short_answers"] for e in entries)
+  assert [e["example_id"] for e in entries] == [e.example_id for e in examples]
+  answered, null = [], []
+  kinds = set()
+  for example, got in zip(examples, entries):
+    first = example.annotations[0]
+    if not first.has_long:
+      null.append(got["long_answer_score"])
+      continue
+    answered.append(got["long_answer_score"])
+    assert got["long_answer"] == first.long_answer.to_json(), example.example_id
+    if first.yes_no_answer != "NONE":
+      kinds.add("yes/no")
+      assert (got["yes_no_answer"], got["short_answers"]) == (first.yes_no_answer.lower(), [])
+    elif first.short_answers:
+      kinds.add("short")
+      span = got["short_answers"][0]
+      assert (span["start_token"], span["end_token"]) == (first.short_answers[0].start_token,
+                                                          first.short_answers[-1].end_token)
+    else:
+      kinds.add("long")
+  assert kinds == {"yes/no", "short", "long"} and null
+  assert max(null) < min(answered)
+  scores = metrics.evaluate(path, predictions)
+  # The vote of five annotators differs from the first one on some pages.
+  assert 0.5 < scores["long-best-threshold-f1"] < 1.0
 
 
 def test_first_paragraph_baseline_scores_what_it_should(tmp_path):

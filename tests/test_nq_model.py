@@ -1,4 +1,5 @@
-"""NQ model: losses by hand, serialisation, and the export serving the in-memory model."""
+"""NQ model (Google's heads): Keras basics, serialisation, and the export serving the in-memory
+model (outputs and predictions). The loss is checked against its formula in test_nq_layout.py."""
 
 import numpy as np
 import pytest
@@ -12,90 +13,71 @@ from tasks.nq import features as fl
 from tasks.nq import inference
 from tasks.nq.model import NqModel
 from tasks.nq.task import TASK
-from test_nq_features import CONFIG, TOKENS
 
 ENCODER = dict(vocab_size=200, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                intermediate_size=32, local_radius=3, relative_pos_max_distance=2,
                relative_vocab_size=8, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
                use_hard_g2l_mask=True, residual_attention="sum")
+# Token:    0       1     2    3    4      5      6      7    8       9       10     11   12
+TOKENS = ["<HTML>", "<P>", "a", "b", "</P>", "<Ul>", "<Li>", "c", "cafe", "</Li>", "<Li>", "d",
+          "</Li>", "</Ul>", "<P>", "e", "f", "g", "</P>", "</HTML>"]
+#           13      14     15   16   17    18      19
+CONFIG = fl.NqFeatureConfig(long_seq_len=16, global_seq_len=10, doc_stride=6,
+                            max_question_pieces=3, html_tag_markers=True,
+                            snap_long_answers_to_candidates=True)
 
 
-def _batch(features):
-  return {k: tf.constant(np.stack([f[k] for f in features]).astype(np.int32))
-          for k in features[0]}
+def _batch(features, names=fl.MODEL_FEATURES):
+  return {k: tf.constant(np.stack([f[k] for f in features]).astype(np.int32)) for k in names}
 
 
-def windows(tmp_path, annotations, with_labels=True, example_id=7):
-  example = data.parse_record(nf.record(example_id, "what is a", TOKENS, annotations),
-                              with_labels, [])
-  features, layout = fl.convert_example(example, nf.tokenizer(tmp_path), CONFIG, with_labels)
-  return example, features, layout
-
-
-def log_softmax(x):
-  x = x - x.max(-1, keepdims=True)
-  return x - np.log(np.exp(x).sum(-1, keepdims=True))
-
-
-def test_losses_match_a_numpy_computation(tmp_path):
-  _, features, _ = windows(tmp_path, [nf.annotation(TOKENS, 2, [(8, 9)])])
-  _, long_only, _ = windows(tmp_path, [nf.annotation(TOKENS, 0)])
-  # Windows: short (window 1 of the first), null (window 0 of the first), long (window 0).
-  batch = _batch([features[1], features[0], long_only[0]])
-  assert batch["answer_type"].numpy().tolist() == [fl.SHORT, fl.NULL, fl.LONG]
-  model = NqModel(ENCODER)
-  out = {k: v.numpy() for k, v in model(batch).items()}
-  values = {k: float(v) for k, v in model.compute_losses(batch, out).items()}
-  b = {k: v.numpy() for k, v in batch.items()}
-  type_loss = -np.mean(log_softmax(out["answer_type_logits"])[[0, 1, 2], b["answer_type"]])
-
-  def span(name, mask, rows):
-    terms = []
-    for r in rows:
-      start = log_softmax(np.where(b[mask][r] > 0, out[f"{name}_start_logits"][r], -1e4))
-      end = log_softmax(np.where(b[mask][r] > 0, out[f"{name}_end_logits"][r], -1e4))
-      terms.append(-(start[b[f"{name}_start"][r]] + end[b[f"{name}_end"][r]]) / 2)
-    return np.mean(terms)
-  long_loss = span("long", "doc_mask", [0, 2])      # the null window does not count
-  short_loss = span("short", "short_mask", [0])
-  assert values["answer_type_loss"] == pytest.approx(type_loss, rel=1e-5)
-  assert values["long_loss"] == pytest.approx(long_loss, rel=1e-5)
-  assert values["short_loss"] == pytest.approx(short_loss, rel=1e-5)
-  assert values["loss"] == pytest.approx((type_loss + long_loss + short_loss) / 3, rel=1e-5)
+def windows(tmp_path, example_id=7, question="what is a"):
+  example = data.parse_record(nf.record(example_id, question, TOKENS, []), False, [])
+  features = fl.convert_example(example, nf.tokenizer(tmp_path), CONFIG, is_train=False)
+  assert len(features) >= 2
+  return example, features
 
 
 def test_model_basics(tmp_path):
-  _, features, _ = windows(tmp_path, [nf.annotation(TOKENS, 2, [(8, 9)])])
+  _, features = windows(tmp_path)
+  # Google's heads read only long_output: the last layer's global-side attention cannot be
+  # trained.
+  last = f"nq/encoder/layer_{ENCODER['num_hidden_layers'] - 1}"
+  unused = [f"{last}/{name}:0" for name in (
+      "attention/global_out_kernel", "attention/global_out_bias", "attention/global_rel_emb",
+      "attention/global_rel_bias", "global_attention_norm/gamma", "global_attention_norm/beta")]
   check_layer_basics(lambda: NqModel(ENCODER, name="nq"),
                      lambda m, x, training: m(x, training=training),
                      lambda: _batch(features[:2]),
-                     half_dtype=tf.float32)  # the heads' logits are cast to float32
+                     half_dtype=tf.float32,  # the heads' logits are cast to float32
+                     no_gradient=unused)
 
 
 def test_config_and_saved_model_round_trip(tmp_path):
-  _, features, _ = windows(tmp_path, [], with_labels=False)
+  _, features = windows(tmp_path)
   model = NqModel(ENCODER, name="nq")
   clone = NqModel.from_config(model.get_config())
   assert clone.get_config() == model.get_config()
   expected, got = saved_model_round_trip(model, _batch(features[:2]),
-                                         lambda m, x: m(x)["long_start_logits"])
+                                         lambda m, x: m(x)["answer_type_logits"])
   assert rel_err(got, expected) < 1e-6
 
 
 def test_export_serves_the_same_outputs_and_predictions(tmp_path):
-  example, features, _ = windows(tmp_path, [], with_labels=False)
+  config = CONFIG
+  example, features = windows(tmp_path)
   model = NqModel(ENCODER, name="nq")
   batch = {k: v.numpy() for k, v in _batch(features).items()}
   expected = model(batch)
-  export = TASK.export_model(model, CONFIG, str(tmp_path / "vocab.txt"),
+  export = TASK.export_model(model, config, str(tmp_path / "vocab.txt"),
                              str(tmp_path / "export"))
   predictor = inference.Predictor.from_export(export)
-  assert predictor.feature_config == CONFIG
+  assert predictor.feature_config == config
   got = predictor.run_batch(batch)
   for name in decode.OUTPUT_NAMES:
     assert rel_err(got[name], expected[name]) < 1e-6
   other = data.parse_record(nf.record(8, "what is b", TOKENS, []), False, [])
-  in_memory = inference.Predictor.from_model(model, CONFIG, nf.tokenizer(tmp_path))
+  in_memory = inference.Predictor.from_model(model, config, nf.tokenizer(tmp_path))
   # Batches of 3 windows mix the two examples' windows; the entries must not.
   from_export = predictor.predict([example, other], batch_size=3)
   from_model = in_memory.predict([example, other], batch_size=8)
@@ -104,5 +86,9 @@ def test_export_serves_the_same_outputs_and_predictions(tmp_path):
       assert a.pop(key) == pytest.approx(b.pop(key), abs=1e-5)
     assert a == b
   assert [e["example_id"] for e in from_export["predictions"]] == [7, 8]
+  # Snapped: every long answer is a top-level candidate of the page.
+  tops = {(c.span.start_token, c.span.end_token) for c in example.candidates if c.top_level}
+  for entry in from_model["predictions"]:
+    assert (entry["long_answer"]["start_token"], entry["long_answer"]["end_token"]) in tops
   with pytest.raises(FileNotFoundError, match="not an NQ export"):
     inference.Predictor.from_export(str(tmp_path))

@@ -3,7 +3,7 @@
 For each task, the fixture's tf.Examples (Google's converter outputs for the records in
 tests/fixtures/official_features/<task>, every feature under its official name and kind) are
 written to a TFRecord file the way Google's pipeline writes them (gzip-compressed or not); a
-fine-tuning run with `features.layout: official` and `train.train_records` pointing at that file
+fine-tuning run with `train.train_records` pointing at that file
 trains a tiny model on them without converting anything: the loss is finite, the run counts the
 records and exports.
 """
@@ -32,7 +32,7 @@ def test_training_reads_records_written_by_googles_pipeline(task, tmp_path):
   run_config["model"].pop("init_checkpoint", None)
   run_config["features"] = {**{k: v for k, v in run_config["features"].items()
                                if k in ("long_seq_len", "global_seq_len")},
-                            **convert_sets(task), "layout": "official"}
+                            **convert_sets(task)}
   run_config["train"].update(train_file="", dev_file="", train_records=records,
                              vocab_file=vocab, init_checkpoint="", batch_size=2,
                              num_train_steps=2, warmup_steps=0, log_every=1,

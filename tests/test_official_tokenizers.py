@@ -198,7 +198,7 @@ def test_global_ids_of_the_official_converters():
   # HotpotQA with the SentencePiece model: <unused_39>, <unused_40>, <unused_42>; sentence 1.
   assert hotpot_features.global_ids_for("sentencepiece") == hotpot_features.GlobalTokenIds(
       cls=40, sentence=1, question=41, paragraph=43)
-  assert nq_features.QUESTION_ID == 35
+  assert nq_features.GLOBAL_QUESTION_ID == 35
   with pytest.raises(ValueError, match="'bpe'"):
     hotpot_features.global_ids_for("bpe")
 
@@ -331,14 +331,15 @@ def test_nq_global_cls_is_the_tokenizers(spm_file):
   tok = OffsetTokenizer(tokenization.tokenizer_for_vocab(spm_file))
   tokens = ["<P>", "the", "capital", "</P>"]
   example = nq_data.parse_record(nf.record(1, "what is", tokens), with_labels=False, repairs=[])
-  features, _ = nq_features.convert_example(
+  features = nq_features.convert_example(
       example, tok, nq_features.NqFeatureConfig(long_seq_len=32, global_seq_len=24,
                                                 doc_stride=16, max_question_pieces=8),
-      with_labels=False)
+      is_train=False)
   q_ids = tok.tokenizer.tokenize(["what is"])[0]
   global_ids = features[0]["global_token_ids"].tolist()
-  assert global_ids[:2 + len(q_ids)] == [64] + [35] * len(q_ids) + [vocab.PARAGRAPH_ID]
-  assert np.array_equal(features[0]["token_ids"][:len(q_ids)], q_ids)
+  # [CLS] (<unused_63>), Q + 1 question tokens, one candidate token (Google's: 1).
+  assert global_ids[:3 + len(q_ids)] == [64] + [35] * (len(q_ids) + 1) + [1]
+  assert np.array_equal(features[0]["token_ids"][1:1 + len(q_ids)], q_ids)
 
 
 def test_an_export_keeps_its_sentencepiece_tokenizer(spm_file, tmp_path):

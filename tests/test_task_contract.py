@@ -24,13 +24,12 @@ MODULES = {"__init__.py", "__main__.py", "baselines.py", "data.py", "decode.py",
 
 def test_every_task_folder_has_the_same_modules():
   # Reading (data), features, records, model, decoding, metrics and baselines apart, behind the
-  # task; a task may add helpers of its own (WikiHop's sentences, NQ's TFDS reader). A task that
-  # still has a second layout keeps it in official*.py (converter and decoder at least).
+  # task; a task may add helpers of its own (WikiHop's sentences, NQ's TFDS reader). Every task
+  # has one layout, Google's: no second converter, model or decoder (official*.py) remains.
   for name in TASKS:
     folder = {f for f in os.listdir(os.path.join(ROOT, "tasks", name)) if f.endswith(".py")}
     assert MODULES <= folder, (name, sorted(MODULES - folder))
-    if any(f.startswith("official") for f in folder):
-      assert {"official.py", "official_decode.py"} <= folder, name
+    assert not any(f.startswith("official") for f in folder), name
 
 
 @pytest.mark.parametrize("name", TASKS)

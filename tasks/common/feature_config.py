@@ -45,7 +45,9 @@ def feature_lengths(config, names: Iterable[str], global_names: Iterable[str] = 
   return lengths
 
 
-PACKAGE_LAYOUT, OFFICIAL_LAYOUT = "package", "official"
+# Every task writes the features Google's ETC converter writes; "package" was this project's
+# second layout, removed (an old config naming it gets an error saying so).
+OFFICIAL_LAYOUT, REMOVED_LAYOUT = "official", "package"
 
 
 @dataclasses.dataclass
@@ -54,25 +56,22 @@ class FeatureConfig:
   checks them in `check` (int fields must be positive, or 0 or more when listed in
   `zero_allowed`; bool fields true or false).
 
-  `layout` chooses what the converter writes and the model reads: "package" (this package's
-  own layout, used by the demos) or "official" (every feature Google's ETC converter writes,
-  under its name and with its values; the etc_base / etc_large configs). A task lists the
-  layouts it supports in `layouts`.
+  `layout` is kept for configs written when there were two: only "official" (every feature
+  Google's ETC converter writes, under its name and with its values) is accepted.
   """
   long_seq_len: int = 4096
   global_seq_len: int = 256
-  layout: str = PACKAGE_LAYOUT
+  layout: str = OFFICIAL_LAYOUT
 
-  layouts = (PACKAGE_LAYOUT,)
   zero_allowed = ()   # names of int fields where 0 means "off" (a class attribute, not a field)
 
   def __post_init__(self):
     check_int_fields(self)
-    if self.layout == PACKAGE_LAYOUT and PACKAGE_LAYOUT not in self.layouts:
+    if self.layout == REMOVED_LAYOUT:
       raise ValueError(f"layout: {self.layout!r} was removed for {type(self).__name__}: the task "
                        "has one layout, Google's features; delete the key")
-    if self.layout not in self.layouts:
-      raise ValueError(f"layout: {self.layout!r} is not one of {', '.join(self.layouts)} "
+    if self.layout != OFFICIAL_LAYOUT:
+      raise ValueError(f"layout: {self.layout!r} is not {OFFICIAL_LAYOUT!r} "
                        f"for {type(self).__name__}")
     for field in dataclasses.fields(self):
       value = getattr(self, field.name)

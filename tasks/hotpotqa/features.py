@@ -109,9 +109,7 @@ class HotpotFeatureConfig(feature_config.FeatureConfig):
   question_piece_global_ids: bool = False
   span_loss_in_sentences: bool = False
   min_supporting_facts: int = 0
-  layout: str = feature_config.OFFICIAL_LAYOUT
 
-  layouts = (feature_config.OFFICIAL_LAYOUT,)
   zero_allowed = ("max_question_pieces", "max_title_pieces", "min_supporting_facts")
 
 

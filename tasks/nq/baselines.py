@@ -15,8 +15,7 @@ from tasks.nq.data import NqExample
 
 def null_predictions(examples: Sequence[NqExample]) -> dict:
   """The "always null" baseline: every example answered null (finite scores)."""
-  return {"predictions": decode.finite_scores([decode.to_prediction(e, decode.Decoded())
-                                               for e in examples])}
+  return decode.finish([decode.null_prediction(e.example_id) for e in examples])
 
 
 def first_paragraph_index(example: NqExample) -> int:
@@ -34,9 +33,8 @@ def first_paragraph_predictions(examples: Sequence[NqExample]) -> dict:
   entries = []
   for example in examples:
     index = first_paragraph_index(example)
-    decoded = decode.Decoded()
+    entry = decode.null_prediction(example.example_id)
     if index >= 0:
-      decoded = decode.Decoded(long_answer=example.candidates[index].span, long_score=1.0,
-                               candidate_index=index)
-    entries.append(decode.to_prediction(example, decoded))
-  return {"predictions": decode.finite_scores(entries)}
+      entry.update(long_answer=example.candidates[index].span.to_json(), long_answer_score=1.0)
+    entries.append(entry)
+  return decode.finish(entries)

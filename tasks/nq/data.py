@@ -79,11 +79,6 @@ class Annotation:
   def has_long(self) -> bool:
     return self.candidate_index >= 0
 
-  @property
-  def has_short(self) -> bool:
-    """A short answer in the scorer's sense: spans or a yes/no."""
-    return bool(self.short_answers) or self.yes_no_answer != "NONE"
-
 
 @dataclasses.dataclass
 class NqExample:

@@ -1,32 +1,51 @@
-"""Model outputs of an example's windows -> one entry of the official NQ predictions JSON.
+"""Model outputs of an example's windows -> its entry of the NQ predictions JSON, by the rules
+of Google's etcmodel/models/nq (run_nq_lib.py process_prediction, eval_nq_lib.py with the run_nq.py
+defaults: span_selection_method "joint", consider_answer_type, max_short_answer_len 32).
 
-Scores are log-probabilities, so they compare across examples (the scorer sweeps a threshold
-over them). For window w with answer-type log-probabilities t (null, yes, no, long, short):
+Per window and per output (sa_start, sa_end, la_start, la_end):
+  - the TOP_K (50) long positions with the highest logits (ties: lower position first);
+  - each scored logit / logit at position 0 (the [CLS]) -- a ratio, not a log-probability: with
+    a negative logit at [CLS] a lower logit scores higher; kept as Google computes it;
+  - mapped to its document token through token_pos, dropping positions with token_pos -1
+    (question, [SEP], padding).
+The (score, token) pairs of all windows are pooled per output, in window order. The answer-type
+logits are those of the example's LAST window (each window overwrites the previous one's).
 
-  long answer: every candidate (top-level or nested) whose pieces all lie in w scores
-      log_softmax(long_start)[first piece] + log_softmax(long_end)[last piece] + log(1 - p_null)
-    (softmaxes over the window's document pieces). The best candidate over all windows is the
-    long answer, so it is always exactly a candidate span: "snapped" by construction.
-  short answer, in the windows holding that candidate: the best span i <= j of non-html pieces
-    inside it, at most `max_short_pieces` long, scoring
-      log_softmax(short_start)[i] + log_softmax(short_end)[j] + t[short],
-    against t[yes] and t[no]; the best of the three is the short answer (a yes/no has no spans).
+Joint selection:
+  - start = the pair with the highest (score, token) (a tie in score goes to the later token);
+    none -> score 0 at token 0;
+  - long end = the first highest-scoring pair with token >= long start; none -> the best pair
+    overall, start and end swapped into order; no pairs at all -> 0 at token 0;
+  - short end likewise with start <= token < start + 32; none -> the best pair overall;
+  - long answer [start, end + 1) and one short span [min, max + 1), byte offsets -1 (tokens
+    only); scores: start score + end score.
+Answer type (argmax of the logits, first maximum): yes / no -> no short spans and yes_no_answer
+"yes" / "no"; null, long and short change nothing (Google's "long" case writes a misspelled key,
+which the scorer ignores, so short spans stay).
 
-A document token span comes from the pieces' tokens; byte offsets are filled from
-document_tokens (-1 in the simplified format). An example without windows or candidates gets a
-null answer with score -inf, which `make_predictions` replaces by the lowest finite score.
+An example without windows (its record could not be converted) gets a null answer; non-finite
+scores (a [CLS] logit of exactly 0) become the lowest finite score, so the JSON stays valid.
+
+Option `snap_long_answers_to_candidates` (features section; off in the etc_base / etc_large
+configs, where Google's rules are the point): the long answer becomes the smallest candidate
+(nested ones included) holding the whole predicted span, else the top-level candidate holding
+its start token, with that candidate's byte offsets. The scorer counts a long answer only when it equals a candidate span
+exactly, and a start-to-end span rarely does.
 """
 
 import dataclasses
 import math
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tasks.nq.data import NULL_SPAN, NqExample, Span
-from tasks.nq.features import LONG, NO, SHORT, YES, ExampleLayout
+from tasks.nq.data import NULL_SPAN, NqExample
 
-MAX_SHORT_PIECES = 30
+TOP_K = 50
+MAX_SHORT_ANSWER_LEN = 32
+SPAN_OUTPUTS = (("sa_start", "short_start_logits"), ("sa_end", "short_end_logits"),
+                ("la_start", "long_start_logits"), ("la_end", "long_end_logits"))
+ANSWER_TYPE_NAMES = ("null", "yes", "no", "long", "short")
 OUTPUT_NAMES = ("answer_type_logits", "long_start_logits", "long_end_logits",
                 "short_start_logits", "short_end_logits")
 
@@ -47,117 +66,117 @@ def split_batch(outputs: Dict[str, np.ndarray]) -> List[WindowOutput]:
   return [WindowOutput(*(np.asarray(outputs[name][i], np.float32) for name in OUTPUT_NAMES))
           for i in range(size)]
 
-
-def _log_softmax(x: np.ndarray) -> np.ndarray:
-  x = np.asarray(x, np.float64)
-  top = np.max(x)
-  return x - top - np.log(np.sum(np.exp(x - top)))
+Pairs = List[Tuple[float, int]]
 
 
-@dataclasses.dataclass
-class Decoded:
-  """The answer of one example, before formatting."""
-  long_answer: Span = NULL_SPAN
-  long_score: float = -math.inf
-  short_answers: List[Span] = dataclasses.field(default_factory=list)
-  short_score: float = -math.inf
-  yes_no: str = "NONE"
-  candidate_index: int = -1
+def window_pairs(logits: np.ndarray, token_pos: np.ndarray, top_k: int = TOP_K) -> Pairs:
+  """(score, document token) of the top_k positions of one window's logits [L]."""
+  logits = np.asarray(logits, np.float32)
+  order = np.argsort(-logits, kind="stable")[:top_k]                            # [k]
+  with np.errstate(divide="ignore", invalid="ignore"):
+    scores = logits[order].astype(np.float64) / np.float64(logits[0])            # [k]
+  mapped = np.asarray(token_pos)[order]
+  return [(float(s), int(t)) for s, t in zip(scores, mapped) if t >= 0]
 
 
-def decode_example(example: NqExample, layout: Optional[ExampleLayout],
-                   outputs: Sequence[WindowOutput],
-                   max_short_pieces: int = MAX_SHORT_PIECES) -> Decoded:
-  """The best long answer (a candidate) and short answer / yes-no of one example."""
-  if layout is None or not outputs or not example.candidates:
-    return Decoded()
-  q = layout.question_len
-  first, last = layout.candidate_pieces[:, 0], layout.candidate_pieces[:, 1]   # [C]
-  per_window = []
-  best = (-math.inf, -1)
-  for w, ((start, end), out) in enumerate(zip(layout.windows, outputs)):
-    n = end - start
-    types = _log_softmax(out.answer_type_logits)                                  # [5]
-    if n == 0:
-      per_window.append(None)
-      continue
-    long_start = _log_softmax(out.long_start_logits[q:q + n])                     # [n]
-    long_end = _log_softmax(out.long_end_logits[q:q + n])
-    answer = np.logaddexp.reduce(types[[YES, NO, LONG, SHORT]])
-    per_window.append((types, out))
-    inside = np.nonzero((first >= start) & (last < end) & (first >= 0))[0]
-    if len(inside):
-      scores = long_start[first[inside] - start] + long_end[last[inside] - start] + answer
-      k = int(np.argmax(scores))
-      if scores[k] > best[0]:
-        best = (float(scores[k]), int(inside[k]))
-  score, c = best
-  if c < 0:
-    return Decoded()
-  candidate = example.candidates[c]
-  decoded = Decoded(example.span(candidate.span.start_token, candidate.span.end_token), score,
-                    candidate_index=c)
-  c_first, c_last = int(first[c]), int(last[c])
-  for w, item in enumerate(per_window):
-    start, end = layout.windows[w]
-    if item is None or not (start <= c_first and c_last < end):
-      continue
-    types, out = item
-    for kind, value in ((YES, "YES"), (NO, "NO")):
-      if types[kind] > decoded.short_score:
-        decoded.short_score, decoded.yes_no, decoded.short_answers = float(types[kind]), value, []
-    span = _best_short_span(layout, w, out, c_first, c_last, max_short_pieces)
-    if span is not None and span[0] + types[SHORT] > decoded.short_score:
-      i, j = span[1], span[2]
-      decoded.short_score = float(span[0] + types[SHORT])
-      decoded.yes_no = "NONE"
-      decoded.short_answers = [example.span(int(layout.piece_token[i]),
-                                            int(layout.piece_token[j]) + 1)]
-  return decoded
+def pool_windows(outputs: Sequence[WindowOutput],
+                 token_pos: Sequence[np.ndarray], top_k: int = TOP_K) -> Dict[str, object]:
+  """{sa_start, sa_end, la_start, la_end: pooled pairs, answer_type_logits: the last window's}."""
+  pooled = {name: [] for name, _ in SPAN_OUTPUTS}
+  pooled["answer_type_logits"] = None
+  for out, pos in zip(outputs, token_pos):
+    for name, field in SPAN_OUTPUTS:
+      pooled[name].extend(window_pairs(getattr(out, field), pos, top_k))
+    pooled["answer_type_logits"] = np.asarray(out.answer_type_logits, np.float32)
+  return pooled
 
 
-def _best_short_span(layout: ExampleLayout, window: int, out: WindowOutput, c_first: int,
-                     c_last: int, max_pieces: int):
-  """(score, first piece, last piece) of the best short span inside pieces c_first..c_last."""
-  start, end = layout.windows[window]
-  q = layout.question_len
-  n = end - start
-  allowed = ~layout.piece_html[start:end]                                         # [n]
-  if not allowed.any():
-    return None
-  neg = -1e30
-  s_logits = np.where(allowed, out.short_start_logits[q:q + n], neg)
-  e_logits = np.where(allowed, out.short_end_logits[q:q + n], neg)
-  s_lp = _log_softmax(s_logits)[c_first - start:c_last - start + 1]              # [m]
-  e_lp = _log_softmax(e_logits)[c_first - start:c_last - start + 1]
-  ok = allowed[c_first - start:c_last - start + 1]
-  m = len(s_lp)
-  width = min(max_pieces, m)
-  # scores[i, d] = span from piece i to piece i + d.                             # [m, width]
-  ends = np.arange(m)[:, None] + np.arange(width)[None, :]
-  # [m + 1] html pieces before each piece: a span holds none (no tag inside it, as in the gold
-  # short answers, not only none at its ends).
-  html_before = np.concatenate([[0], np.cumsum(~ok)])
-  valid = (ends < m) & (html_before[np.minimum(ends, m - 1) + 1] == html_before[:m, None])
-  scores = np.where(valid, s_lp[:, None] + e_lp[np.minimum(ends, m - 1)], -np.inf)
-  flat = int(np.argmax(scores))
-  i, d = divmod(flat, width)
-  if not np.isfinite(scores[i, d]):
-    return None
-  # A span of a text token's pieces maps to whole document tokens.
-  return float(scores[i, d]), c_first + i, c_first + i + d
+def _best(pairs: Pairs) -> Tuple[float, int]:
+  return sorted(pairs, reverse=True)[0]
 
 
-def to_prediction(example: NqExample, decoded: Decoded) -> dict:
-  """One entry of the predictions JSON (both score keys always present)."""
-  return {
-      "example_id": example.example_id,
-      "long_answer": decoded.long_answer.to_json(),
-      "long_answer_score": decoded.long_score,
-      "short_answers": [s.to_json() for s in decoded.short_answers],
-      "short_answers_score": decoded.short_score,
-      "yes_no_answer": decoded.yes_no,
+def _end(pairs: Pairs, start: int, width: Optional[int]) -> Optional[Tuple[float, int]]:
+  """The first highest-scoring pair with start <= token (< start + width)."""
+  best = None
+  for score, token in pairs:
+    if token >= start and (width is None or token - start < width):
+      if best is None or score > best[0]:
+        best = (score, token)
+  return best
+
+
+def joint_prediction(pooled: Dict[str, object], example_id,
+                     max_short_answer_len: int = MAX_SHORT_ANSWER_LEN) -> dict:
+  """The prediction entry of one example (see the module docstring)."""
+  sa_start_score, sa_start = _best(pooled["sa_start"]) if pooled["sa_start"] else (0.0, 0)
+  la_start_score, la_start = _best(pooled["la_start"]) if pooled["la_start"] else (0.0, 0)
+  la_end = _end(pooled["la_end"], la_start, None)
+  if la_end is not None:
+    la_end_score, la_end = la_end
+  elif pooled["la_end"]:
+    la_end_score, other = _best(pooled["la_end"])
+    la_start, la_end = min(la_start, other), max(la_start, other)
+  else:
+    la_start_score, la_start, la_end_score, la_end = 0.0, 0, 0.0, 0
+  sa_end = _end(pooled["sa_end"], sa_start, max_short_answer_len)
+  if sa_end is not None:
+    sa_end_score, sa_end = sa_end
+  elif pooled["sa_end"]:
+    sa_end_score, sa_end = _best(pooled["sa_end"])
+  else:
+    sa_start_score, sa_start, sa_end_score, sa_end = 0.0, 0, 0.0, 0
+  entry = {
+      "example_id": example_id,
+      "long_answer": {"start_token": la_start, "end_token": la_end + 1, "start_byte": -1,
+                      "end_byte": -1},
+      "long_answer_score": la_start_score + la_end_score,
+      "short_answers": [{"start_token": min(sa_start, sa_end),
+                         "end_token": max(sa_start, sa_end) + 1, "start_byte": -1,
+                         "end_byte": -1}],
+      "short_answers_score": sa_start_score + sa_end_score,
+      "yes_no_answer": "NONE",
   }
+  logits = pooled["answer_type_logits"]
+  if logits is not None:
+    kind = int(np.argmax(logits))   # the first maximum
+    if kind in (1, 2):
+      entry["short_answers"] = []
+      entry["yes_no_answer"] = ANSWER_TYPE_NAMES[kind]
+  return entry
+
+
+def null_prediction(example_id) -> dict:
+  return {"example_id": example_id, "long_answer": NULL_SPAN.to_json(),
+          "long_answer_score": -np.inf, "short_answers": [], "short_answers_score": -np.inf,
+          "yes_no_answer": "NONE"}
+
+
+def snap_long_answer(entry: dict, example: NqExample) -> dict:
+  """The long answer replaced by the smallest candidate (nested ones included) holding the whole
+  predicted span, else by the top-level candidate holding its start token (unchanged when none
+  does)."""
+  start, end = entry["long_answer"]["start_token"], entry["long_answer"]["end_token"]
+  holding = [c.span for c in example.candidates
+             if c.span.start_token <= start and end <= c.span.end_token]
+  if not holding:
+    holding = [c.span for c in example.candidates
+               if c.top_level and c.span.start_token <= start < c.span.end_token][:1]
+  if holding:
+    span = min(holding, key=lambda s: s.end_token - s.start_token)
+    entry["long_answer"] = example.span(span.start_token, span.end_token).to_json()
+  return entry
+
+
+def decode_example(example_id, outputs: Sequence[WindowOutput],
+                   token_pos: Sequence[np.ndarray],
+                   max_short_answer_len: int = MAX_SHORT_ANSWER_LEN,
+                   snap_to: Optional[NqExample] = None) -> dict:
+  """One example's entry from its windows' outputs and token_pos [L] arrays; with `snap_to`
+  (the example), the long answer snapped to a candidate (see the module docstring)."""
+  if not outputs:
+    return null_prediction(example_id)
+  entry = joint_prediction(pool_windows(outputs, token_pos), example_id, max_short_answer_len)
+  return snap_long_answer(entry, snap_to) if snap_to is not None else entry
 
 
 def finite_scores(entries: List[dict]) -> List[dict]:
@@ -171,11 +190,6 @@ def finite_scores(entries: List[dict]) -> List[dict]:
   return entries
 
 
-def make_predictions(examples: Sequence[NqExample], layouts: Dict[object, ExampleLayout],
-                     outputs: Dict[object, List[WindowOutput]],
-                     max_short_pieces: int = MAX_SHORT_PIECES) -> dict:
-  """The predictions JSON content: one entry per example, in input order."""
-  entries = [to_prediction(e, decode_example(e, layouts.get(e.example_id),
-                                             outputs.get(e.example_id, []), max_short_pieces))
-             for e in examples]
+def finish(entries: List[dict]) -> dict:
+  """The predictions JSON content (non-finite scores replaced)."""
   return {"predictions": finite_scores(entries)}

@@ -1,63 +1,91 @@
-"""NQ example -> ETC feature windows, and the map back (docs/task_layouts.md, "Natural Questions").
+"""NQ examples -> the features Google's ETC converter writes (etcmodel/models/nq/preproc_nq_lib.py:
+NQPreprocessFn, then NQSplitFn), under its names and with its values: the task's one layout.
+docs/official_layouts/nq.md has every feature, the quirks reproduced and the options.
 
-Document pieces: the tokens of the top-level long-answer candidates, in document order (tokens
-outside every top-level candidate are dropped). An html token becomes one marker piece
-(`html_marker_id`, an [unusedN] slot per tag name, opening and closing tags apart); a text token
-becomes its word pieces. Every piece remembers its document token (`piece_token`).
+Stage 1, the document (`document`): the tokens of the top-level long-answer candidates, in
+candidate order (tokens outside every top-level candidate are dropped; overlapping top-level
+candidates would repeat tokens, as Google's loop does). An html token becomes one piece, the
+html close id when the token starts with "</", else the html open id (none without
+include_html_tokens; Google's Beam steps always include them); a text token becomes its word
+pieces (tokenized on its own). Every piece keeps its candidate index and document token.
+Labels come from the first annotation only.
 
-Windows: the question pieces (at most `max_question_pieces`) come first in every window, then
-document pieces [start, end). A window holds at most `long_seq_len - Q` pieces and at most as
-many top-level candidates as fit in `global_seq_len - 1 - Q` global tokens; the next window
-starts `doc_stride` pieces later (or where this one ended, if it ended earlier), so every piece
-is in some window.
+Stage 2, the windows (`windows`), Q = min(question pieces, question_len), doc_len = L - Q - 3:
 
-Layout of one window (Q question pieces, C candidates touching the window):
+  token_ids [L]:        [CLS] q_1..q_Q [SEP] | doc_len document pieces | [SEP] | padding (0)
+  candidate_ids [L]:    -1 for the preamble | candidate index per piece | -1 for [SEP], padding
+  token_pos [L]:        -1 for the preamble | document token per piece  | -1 for [SEP], padding
+  long_breakpoints [L]: 1 on the final [SEP] only
+  global_token_ids [G]: [CLS] | 35 x (Q + 1) | 1 per candidate run in the window | 0 for the run
+                        of -1 after the document (final [SEP] + padding) | padding (0)
+  sentence_ids [L]:     the preamble maps to global 0 .. Q + 1 (so [SEP] -> the last question
+                        token); a piece to the global token of its candidate run; the final
+                        [SEP] and padding to the extra 0 token; once G global tokens are used,
+                        everything after maps to global G - 1
+  global_type_id [G]:   1 CLS, 2 question, 0 candidate (and the extra token, and padding)
+  global_candidate_ids / global_token_pos_start / _end [G]: the candidate of each candidate
+                        token and its first / last document token (over the whole document, not
+                        the window); -1 / 0 / 0 elsewhere
+  global_breakpoints [G]: 1 on the last global token used (the extra 0 token when it fits)
+  sa_start, sa_end, la_start, la_end [1]: long positions of the first piece of the answer's first
+                        token / the last piece of its last token; 0 when that token is not in the
+                        window (each end on its own: one end may be 0 and the other not)
+  answer_type [1]:      the example's (0 null, 1 yes, 2 no, 3 long, 4 short, -1 no annotation),
+                        set to 0 when a short (long) answer has both ends 0 in the window; yes and
+                        no are never reset, even when the answer is outside the window
+  la_global [1]:        sentence_ids[la_start] when la_start or la_end is not 0, else 0
+  unique_ids [1]:       the example id; question_ids [all question pieces, not truncated]
 
-  global: [CLS] [Q]-token x Q (id 35) | one PARAGRAPH token (id 5) per candidate | padding
-  ([CLS] is the tokenizer's: 101 in BERT uncased, "<unused_63>" in the ETC SentencePiece model.)
-  long:   q_1 .. q_Q                  | the window's document pieces             | padding
-
-  sentence_ids: question piece i -> global 1 + i; a document piece -> its top-level candidate's
-    global token. ignore_hard_g2l_mask: CLS and the question tokens see every long token.
-  segment ids: question 0; a document piece and its candidate's global token get the candidate's
-    kind (1 paragraph, 2 table, 3 list, 4 other), from its first tag.
-
-Labels (from the annotations; see `gold_label`): answer_type (0 null, 1 yes, 2 no, 3 long,
-4 short); long_start/long_end, the long positions of the first and last piece of the gold long
-answer when all of it is in the window (else the window is null); short_start/short_end likewise
-for the first short span (only when the long answer is in the window); -1 when absent.
-doc_mask [L] marks document pieces (where long answers start and end), short_mask [L] the
-non-html ones (where short answers may).
+Windows start at 0, stride, 2 * stride, ... while start < max(P - doc_len, 0) + stride (P
+document pieces). Training drops answerless windows (answer_type 0) unless a draw falls under
+the keep rate (`include_unknown_rate`, or `include_unknown_rate_for_unanswerable` for examples
+without any answer, by default 4x the former): the draw is a fixed function of the example id
+and window here (Google draws from Python's `random`), so the rates match but not which windows.
 """
 
 import dataclasses
+import functools
 import re
 import zlib
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterator, List, Tuple
 
 import numpy as np
 
-from etc_realformer.data import vocab
 from etc_realformer.data.span_tokenization import OffsetTokenizer
+from etc_realformer.data.tokenization import Tokenizer
 from tasks.common import feature_config
-from tasks.nq.data import NULL_SPAN, Annotation, NqExample, Span
+from tasks.nq.data import NqExample
 
 NULL, YES, NO, LONG, SHORT = range(5)
 ANSWER_TYPES = ("null", "yes", "no", "long", "short")
-# Global id of question tokens (the official converter's): "[unused34]" in BERT uncased,
-# "<unused_34>" in the ETC SentencePiece model.
-QUESTION_ID = 35
-SEGMENT_QUESTION = 0
-KIND_SEGMENTS = {"P": 1, "TABLE": 2, "TR": 2, "UL": 3, "OL": 3, "LI": 3, "DL": 3, "DT": 3,
-                 "DD": 3}
-SEGMENT_OTHER = 4
-MODEL_FEATURES = ("token_ids", "segment_ids", "sentence_ids", "global_token_ids",
-                  "global_segment_ids", "ignore_hard_g2l_mask")
-LABEL_FEATURES = ("answer_type", "long_start", "long_end", "short_start", "short_end",
-                  "doc_mask", "short_mask")
-_SCALARS = ("answer_type", "long_start", "long_end", "short_start", "short_end")
 
-# Html tags with a marker of their own; any other tag uses the "other" marker. Opening tags use
+LONG_FEATURES = ("token_ids", "candidate_ids", "token_pos", "long_breakpoints", "sentence_ids")
+GLOBAL_FEATURES = ("global_token_ids", "global_breakpoints", "global_type_id",
+                   "global_candidate_ids", "global_token_pos_start", "global_token_pos_end")
+LABEL_FEATURES = ("sa_start", "sa_end", "la_start", "la_end", "answer_type", "la_global")
+# Written but not parsed for training: unique_ids (int64 ids do not fit the int32 the parser
+# casts to) and question_ids (variable length; the question is inside token_ids).
+OTHER_FEATURES = ("unique_ids", "question_ids")
+FEATURE_NAMES = LONG_FEATURES + GLOBAL_FEATURES + LABEL_FEATURES + OTHER_FEATURES
+MODEL_FEATURES = ("token_ids", "global_token_ids", "long_breakpoints", "global_breakpoints",
+                  "sentence_ids")
+
+GLOBAL_QUESTION_ID = 35   # "[unused34]" in BERT uncased, "<unused_34>" in the ETC SentencePiece
+GLOBAL_SENTENCE_ID = 1    # one per candidate run
+TYPE_SENTENCE, TYPE_CLS, TYPE_QUESTION = 0, 1, 2   # preproc_nq.py --global_token_types=0,1,2
+
+# Pieces Google's converter looks up, by tokenizer kind: (html open, html close, pad, cls, sep).
+WORDPIECE_PIECES = ("[unused102]", "[unused103]", "[PAD]", "[CLS]", "[SEP]")
+SENTENCEPIECE_PIECES = ("<unused_35>", "<unused_36>", "<pad>", "<unused_63>", "<unused_2>")
+# When a vocabulary lacks the two html pieces (e.g. a small WordPiece vocabulary that stops at
+# [unused98]), Google's code fails; here the `html_tag_markers` markers of an unknown opening
+# and closing tag stand in (html_marker_id), and `OfficialIds.html_fallback` says so.
+FALLBACK_HTML_PIECES = {"wordpiece": ("[unused67]", "[unused97]"),
+                        "sentencepiece": ("<unused_37>", "<unused_38>")}
+
+
+# Option html_tag_markers (not Google's): an html token becomes the marker of its tag name. Tags
+# with a marker of their own; any other tag uses the "OTHER" marker. Opening tags use
 # [unused40 + i], closing tags [unused70 + i] (ids 41.. and 71..; [unusedN] has id N + 1).
 HTML_TAGS = ("P", "TABLE", "TR", "TD", "TH", "UL", "OL", "LI", "DL", "DT", "DD", "H1", "H2",
              "H3", "H4", "H5", "H6", "DIV", "SPAN", "A", "B", "I", "BR", "HR", "IMG", "SUP",
@@ -82,277 +110,291 @@ def html_marker_id(token: str) -> int:
   return marker
 
 
-def tag_name(token: str) -> str:
-  match = _TAG.match(token)
-  return match.group(2).upper() if match else ""
-
-
 @dataclasses.dataclass
 class NqFeatureConfig(feature_config.FeatureConfig):
-  """Lengths and windowing of the converted features (long_seq_len 4096, global_seq_len 256)."""
+  """Google's preproc_nq flags (long_seq_len = --seq_len, global_seq_len = --global_seq_len,
+  doc_stride = --stride, max_question_pieces = --question_len, null_window_keep_rate =
+  --include_unknown_rate, unanswerable_keep_rate = --include_unknown_rate_for_unanswerable,
+  negative: 4 x the former, Google's default) and the options that are not Google's, all off
+  by default (docs/official_layouts/nq.md has what each measured):
+
+    html_tag_markers: an html token becomes the marker of its tag name (html_marker_id) instead
+      of Google's one open and one close id.
+    snap_long_answers_to_candidates: the predicted long answer becomes the smallest candidate
+      holding it (decode.snap_long_answer).
+  """
   doc_stride: int = 2048
-  max_question_pieces: int = 64
+  max_question_pieces: int = 32
   include_html_tokens: bool = True
-  null_window_keep_rate: float = 0.1   # training: the share of answerless windows kept
-  # Official layout only: the keep rate of answerless windows of examples without any answer
-  # (Google's include_unknown_rate_for_unanswerable); negative: 4 x null_window_keep_rate, as
-  # Google's default.
+  null_window_keep_rate: float = 1.0
   unanswerable_keep_rate: float = -1.0
-  # Official layout options (off: Google's behaviour). html_tag_markers: an html token becomes
-  # the marker of its tag name ("<P>", "</Table>", as the package layout writes them) instead of
-  # Google's one open and one close id. snap_long_answers_to_candidates: the predicted long
-  # answer becomes the top-level candidate holding its start token (official_decode.py).
   html_tag_markers: bool = False
   snap_long_answers_to_candidates: bool = False
 
-  layouts = (feature_config.PACKAGE_LAYOUT, feature_config.OFFICIAL_LAYOUT)
-
   def check(self):
     self.check_question_room("max_question_pieces", "candidates", "the document")
-    if self.layout == feature_config.OFFICIAL_LAYOUT:
-      # [CLS] question [SEP] document [SEP]: Google's windows hold L - Q - 3 document pieces.
-      room = self.long_seq_len - self.max_question_pieces - 3
-      if self.max_question_pieces + 2 >= self.global_seq_len or room < 1:
-        raise ValueError(f"max_question_pieces: {self.max_question_pieces} leaves no room for "
-                         f"the document in long_seq_len {self.long_seq_len} / global_seq_len "
-                         f"{self.global_seq_len} (official layout: Q + 3 long, Q + 2 global "
-                         "tokens are taken)")
-      if self.doc_stride > room:
-        raise ValueError(f"doc_stride: {self.doc_stride} is longer than a window's document "
-                         f"part ({room}): pieces would be skipped")
-    elif self.doc_stride > self.long_seq_len - self.max_question_pieces:
+    # [CLS] question [SEP] document [SEP]: Google's windows hold L - Q - 3 document pieces.
+    room = self.long_seq_len - self.max_question_pieces - 3
+    if self.max_question_pieces + 2 >= self.global_seq_len or room < 1:
+      raise ValueError(f"max_question_pieces: {self.max_question_pieces} leaves no room for the "
+                       f"document in long_seq_len {self.long_seq_len} / global_seq_len "
+                       f"{self.global_seq_len} (Q + 3 long, Q + 2 global tokens are taken)")
+    if self.doc_stride > room:
       raise ValueError(f"doc_stride: {self.doc_stride} is longer than a window's document part "
-                       f"({self.long_seq_len} - {self.max_question_pieces}): pieces would be "
-                       "skipped")
-    if self.layout != feature_config.OFFICIAL_LAYOUT:
-      for name in ("html_tag_markers", "snap_long_answers_to_candidates"):
-        if getattr(self, name):
-          raise ValueError(f"{name}: an option of the official layout (the package layout "
-                           "always writes tag markers and decodes whole candidates)")
+                       f"({room}): pieces would be skipped")
     if not 0.0 <= self.null_window_keep_rate <= 1.0:
       raise ValueError(f"null_window_keep_rate: must be in [0, 1], got "
                        f"{self.null_window_keep_rate!r}")
-
-
-def feature_lengths(config: NqFeatureConfig) -> Dict[str, int]:
-  """Length of every stored feature (0 = a scalar)."""
-  return feature_config.feature_lengths(config, MODEL_FEATURES + LABEL_FEATURES,
-                                        scalar_names=_SCALARS)
-
-
-@dataclasses.dataclass
-class GoldLabel:
-  """The answer a training window is labelled with (long None = null)."""
-  long_answer: Optional[Span] = None
-  short_answer: Optional[Span] = None   # the first short span
-  yes_no: str = "NONE"
-
-
-def gold_label(annotations: List[Annotation]) -> GoldLabel:
-  """The label to train on, by the scorer's vote: with one annotation, that annotation; with
-  several, a long (short) answer needs >= 2 annotators, and the first annotator giving one is
-  taken. A yes/no counts as a short answer, as in the scorer."""
-  if not annotations:
-    return GoldLabel()
-  needed = 1 if len(annotations) == 1 else 2
-  with_long = [a for a in annotations if a.has_long]
-  if len(with_long) < needed:
-    return GoldLabel()
-  with_short = [a for a in with_long if a.has_short]
-  if len(with_short) >= needed:
-    chosen = with_short[0]
-    if chosen.yes_no_answer != "NONE":
-      return GoldLabel(chosen.long_answer, None, chosen.yes_no_answer)
-    return GoldLabel(chosen.long_answer, chosen.short_answers[0])
-  return GoldLabel(with_long[0].long_answer)
-
-
-@dataclasses.dataclass
-class ExampleLayout:
-  """Where the pieces of one example went, for labels and decoding.
-
-  piece_token [P]: document token of each document piece (P pieces in all).
-  piece_html [P]: whether the piece is an html marker.
-  piece_top [P]: index (into `top_candidates`) of the top-level candidate holding the piece.
-  top_candidates: indices into example.candidates of the top-level candidates kept, in order.
-  candidate_pieces [num candidates, 2]: first and last piece of every candidate (top-level or
-    nested), -1 when it has none.
-  windows: [start, end) piece ranges; question_len: Q.
-  """
-  example_id: object
-  piece_token: np.ndarray
-  piece_html: np.ndarray
-  piece_top: np.ndarray
-  top_candidates: List[int]
-  candidate_pieces: np.ndarray
-  windows: List[Tuple[int, int]]
-  question_len: int
-  question_truncated: bool = False
-
-  def position(self, window: int, piece: int) -> int:
-    """Long position of document piece `piece` in window `window`."""
-    return self.question_len + piece - self.windows[window][0]
-
-  def span_pieces(self, span: Span) -> Tuple[int, int]:
-    """First and last piece of the tokens of `span` (-1, -1 if none was kept)."""
-    inside = np.nonzero((self.piece_token >= span.start_token) &
-                        (self.piece_token < span.end_token))[0]
-    return (int(inside[0]), int(inside[-1])) if len(inside) else (-1, -1)
-
-
-def _top_level(example: NqExample) -> List[int]:
-  """Indices of the top-level candidates in token order, without overlaps."""
-  order = sorted((i for i, c in enumerate(example.candidates) if c.top_level),
-                 key=lambda i: example.candidates[i].span.start_token)
-  kept, last_end = [], 0
-  for i in order:
-    if example.candidates[i].span.start_token >= last_end:
-      kept.append(i)
-      last_end = example.candidates[i].span.end_token
-  return kept
-
-
-def document_pieces(example: NqExample, tokenizer: OffsetTokenizer, config: NqFeatureConfig):
-  """-> (piece ids [P] int64, piece_token, piece_html, piece_top, top candidate indices)."""
-  top = _top_level(example)
-  spans = [example.candidates[c].span for c in top]
-  widths = np.asarray([span.end_token - span.start_token for span in spans], np.int64)
-  # [K] the document tokens kept, in order (the top-level candidates do not overlap), and the
-  # index into `top` of the candidate holding each.
-  token_index = (np.concatenate([np.arange(span.start_token, span.end_token) for span in spans])
-                 if spans else np.zeros([0], np.int64))
-  top_of = np.repeat(np.arange(len(top)), widths)
-  is_html = np.asarray(example.is_html, bool)                      # [T]
-  html_of = is_html[token_index]                                   # [K]
-  if not config.include_html_tokens:
-    token_index, top_of, html_of = token_index[~html_of], top_of[~html_of], html_of[~html_of]
-  tokens = example.tokens
-  text_index = token_index[~html_of]                               # [K_text]
-  text_ids, text_owner = tokenizer.tokenize_each([tokens[i] for i in text_index.tolist()])
-  # [K] pieces per kept token: one marker per html token, a text token its word pieces.
-  counts = np.ones(len(token_index), np.int64)
-  counts[~html_of] = np.bincount(text_owner, minlength=len(text_index))
-  piece_html = np.repeat(html_of, counts)                          # [P]
-  ids = np.empty(len(piece_html), np.int64)                        # [P]
-  ids[~piece_html] = text_ids
-  ids[piece_html] = [html_marker_id(tokens[i]) for i in token_index[html_of].tolist()]
-  return (ids, np.repeat(token_index, counts).astype(np.int32), piece_html,
-          np.repeat(top_of, counts).astype(np.int32), top)
-
-
-def make_windows(piece_top: np.ndarray, config: NqFeatureConfig, question_len: int
-                 ) -> List[Tuple[int, int]]:
-  """[start, end) piece ranges covering all pieces (see the module docstring)."""
-  capacity = config.long_seq_len - question_len
-  max_candidates = config.global_seq_len - 1 - question_len
-  n = len(piece_top)
-  windows, start = [], 0
-  while True:
-    end = min(start + capacity, n)
-    if end > start:
-      # Cut the window where it would need more candidate tokens than fit.
-      first = piece_top[start]
-      over = np.nonzero(piece_top[start:end] >= first + max_candidates)[0]
-      if len(over):
-        end = start + int(over[0])
-    windows.append((start, end))
-    if end >= n:
-      return windows
-    start = start + min(config.doc_stride, end - start)
-
-
-def _segment(example: NqExample, candidate: int) -> int:
-  first = example.tokens[example.candidates[candidate].span.start_token]
-  return KIND_SEGMENTS.get(tag_name(first), SEGMENT_OTHER) if first.startswith("<") \
-      else SEGMENT_OTHER
+    if self.unanswerable_keep_rate > 1.0:
+      raise ValueError(f"unanswerable_keep_rate: must be at most 1 (negative: 4 x "
+                       f"null_window_keep_rate), got {self.unanswerable_keep_rate!r}")
 
 
 def window_keep(example_id, window: int, rate: float) -> bool:
-  """Deterministic down-sampling of answerless training windows (same choice every run)."""
+  """Whether an answerless training window is kept at `rate`: a fixed draw from the example id
+  and window (Google draws from Python's random), so re-runs convert the same windows."""
   if rate >= 1.0:
     return True
-  draw = zlib.crc32(f"{example_id}:{window}".encode()) / 2.0 ** 32
-  return draw < rate
+  return zlib.crc32(f"{example_id}:{window}".encode()) / 2.0 ** 32 < rate
 
 
-def convert_example(example: NqExample, tokenizer: OffsetTokenizer, config: NqFeatureConfig,
-                    with_labels: bool) -> Tuple[List[Dict[str, np.ndarray]], ExampleLayout]:
-  """One example -> (one feature dict per window, layout). Labels only when with_labels."""
-  question = tokenizer.tokenize(example.question)
-  q_ids = question.ids[:config.max_question_pieces]
-  num_q = len(q_ids)
-  ids, piece_token, piece_html, piece_top, top = document_pieces(example, tokenizer, config)
-  candidate_pieces = np.full([len(example.candidates), 2], -1, np.int32)
-  layout = ExampleLayout(example.example_id, piece_token, piece_html, piece_top, top,
-                         candidate_pieces, [], num_q, len(question.ids) > num_q)
-  if len(example.candidates):
-    # piece_token is non-decreasing (the top-level candidates are in token order), so the pieces
-    # of tokens [start, end) are the range the two bounds find (`ExampleLayout.span_pieces`).
-    bounds = np.asarray([(c.span.start_token, c.span.end_token) for c in example.candidates],
-                        np.int64)                                  # [num candidates, 2]
-    first = np.searchsorted(piece_token, bounds[:, 0], side="left")
-    last = np.searchsorted(piece_token, bounds[:, 1], side="left") - 1
-    found = first <= last
-    candidate_pieces[found, 0] = first[found]
-    candidate_pieces[found, 1] = last[found]
-  layout.windows = make_windows(piece_top, config, num_q)
-  label = gold_label(example.annotations) if with_labels else None
-  lengths = feature_lengths(config)
-  features = []
-  for w, (start, end) in enumerate(layout.windows):
-    f = {name: np.zeros([n], np.int64) if n else np.int64(0) for name, n in lengths.items()}
-    n = end - start
-    f["token_ids"][:num_q] = q_ids
-    f["token_ids"][num_q:num_q + n] = ids[start:end]
-    f["sentence_ids"][:num_q] = np.arange(1, 1 + num_q)
-    f["global_token_ids"][0] = tokenizer.tokenizer.cls_id   # the official converter's choice
-    f["global_token_ids"][1:1 + num_q] = QUESTION_ID
-    f["ignore_hard_g2l_mask"][:1 + num_q] = 1
-    if n:
-      first_top = int(piece_top[start])
-      tops = range(first_top, int(piece_top[end - 1]) + 1)
-      for t in tops:
-        g = 1 + num_q + t - first_top
-        f["global_token_ids"][g] = vocab.PARAGRAPH_ID
-        f["global_segment_ids"][g] = _segment(example, top[t])
-      owners = 1 + num_q + piece_top[start:end] - first_top
-      f["sentence_ids"][num_q:num_q + n] = owners
-      f["segment_ids"][num_q:num_q + n] = f["global_segment_ids"][owners]
-      f["doc_mask"][num_q:num_q + n] = 1
-      f["short_mask"][num_q:num_q + n] = ~piece_html[start:end]
-    if with_labels:
-      _label_window(f, layout, w, label)
+@dataclasses.dataclass(frozen=True)
+class OfficialIds:
+  """The special ids of Google's NQ converter for one vocabulary."""
+  html_open: int
+  html_close: int
+  pad: int
+  cls: int
+  sep: int
+  html_fallback: bool = False   # the vocabulary lacks Google's html pieces (see above)
+
+
+@functools.lru_cache(maxsize=8)
+def official_ids(tokenizer: Tokenizer) -> OfficialIds:
+  """Looks Google's pieces up in the tokenizer's vocabulary; ValueError naming a missing one."""
+  pieces = tokenizer.id_to_token(range(tokenizer.vocab_size))
+  index = {}
+  for i, piece in enumerate(pieces):
+    index.setdefault(piece, i)
+  wanted = SENTENCEPIECE_PIECES if tokenizer.kind == "sentencepiece" else WORDPIECE_PIECES
+  fallback = False
+  if wanted[0] not in index or wanted[1] not in index:
+    wanted = FALLBACK_HTML_PIECES[tokenizer.kind] + wanted[2:]
+    fallback = True
+  missing = [p for p in wanted if p not in index]
+  if missing:
+    source = getattr(tokenizer, "vocab_file", None) or getattr(tokenizer, "model_file", "")
+    raise ValueError(f"{source}: the vocabulary lacks {', '.join(missing)}, which the official "
+                     "NQ layout needs")
+  return OfficialIds(*(index[p] for p in wanted), html_fallback=fallback)
+
+
+@dataclasses.dataclass
+class Document:
+  """Stage 1 of one example: P document pieces and the first annotation's labels.
+
+  token_ids, candidate_ids, token_pos: [P] piece id, candidate index, document token.
+  la_start, la_end, sa_start, sa_end: document tokens (ends exclusive), -1 when absent.
+  """
+  example_id: int
+  question_ids: List[int]
+  token_ids: np.ndarray
+  candidate_ids: np.ndarray
+  token_pos: np.ndarray
+  answer_type: int = -1
+  la_start: int = -1
+  la_end: int = -1
+  sa_start: int = -1
+  sa_end: int = -1
+
+
+def _labels(example: NqExample) -> Dict[str, int]:
+  """Answer type and spans of the first annotation (the only one the windows use)."""
+  if not example.annotations:
+    return {}
+  a = example.annotations[0]
+  out = {"la_start": a.long_answer.start_token, "la_end": a.long_answer.end_token}
+  if a.short_answers:   # several spans merge into one, from the first start to the last end
+    out.update(sa_start=a.short_answers[0].start_token, sa_end=a.short_answers[-1].end_token)
+  has_long = a.long_answer.start_token >= 0 and a.long_answer.end_token >= 0
+  if a.yes_no_answer in ("YES", "NO"):
+    out["answer_type"] = YES if a.yes_no_answer == "YES" else NO
+  elif a.short_answers:
+    out["answer_type"] = SHORT
+  else:
+    out["answer_type"] = LONG if has_long else NULL
+  return out
+
+
+def document(example: NqExample, tokenizer: OffsetTokenizer, ids: OfficialIds,
+             where: str = "", include_html_tokens: bool = True,
+             html_tag_markers: bool = False) -> Document:
+  """Stage 1 (see the module docstring). Without include_html_tokens (Google's Beam steps
+  always include them) html tokens give no piece; with html_tag_markers (not Google's) an html
+  token becomes the marker of its tag name (html_marker_id: "<P>", "</Table>", ...)
+  instead of one of Google's two html ids. ValueError for an example id that is not an
+  integer."""
+  if isinstance(example.example_id, bool) or not isinstance(example.example_id, int):
+    raise ValueError(f"{where or 'example'}: field 'example_id': the NQ layout stores "
+                     f"it as an int64, got {example.example_id!r}")
+  question_ids = list(tokenizer.tokenize(example.question).ids)
+  positions, owners = [], []
+  for c, candidate in enumerate(example.candidates):
+    if candidate.top_level:
+      span = range(candidate.span.start_token, candidate.span.end_token)
+      positions.extend(span)
+      owners.extend([c] * len(span))
+  text = [example.tokens[p] for p in positions if not example.is_html[p]]
+  text_pieces = iter(tokenizer.tokenize_many(text))
+  token_ids, candidate_ids, token_pos = [], [], []
+  for p, c in zip(positions, owners):
+    if not example.is_html[p]:
+      pieces = next(text_pieces).ids
+    elif not include_html_tokens:
+      pieces = []
+    elif html_tag_markers:
+      pieces = [html_marker_id(example.tokens[p])]
     else:
-      for name in LABEL_FEATURES:
-        f.pop(name)
-    features.append(f)
-  return features, layout
+      pieces = [ids.html_close] if example.tokens[p].startswith("</") else [ids.html_open]
+    token_ids.extend(pieces)
+    candidate_ids.extend([c] * len(pieces))
+    token_pos.extend([p] * len(pieces))
+  return Document(example.example_id, question_ids, np.asarray(token_ids, np.int64),
+                  np.asarray(candidate_ids, np.int64), np.asarray(token_pos, np.int64),
+                  **_labels(example))
 
 
-def _label_window(f: Dict[str, np.ndarray], layout: ExampleLayout, window: int,
-                  label: GoldLabel) -> None:
-  start, end = layout.windows[window]
-  for name in ("long_start", "long_end", "short_start", "short_end"):
-    f[name] = np.int64(-1)
-  f["answer_type"] = np.int64(NULL)
-  if label.long_answer is None or label.long_answer == NULL_SPAN:
-    return
-  first, last = layout.span_pieces(label.long_answer)
-  if first < start or last < 0 or last >= end:
-    return                          # not (entirely) in this window
-  f["long_start"] = np.int64(layout.position(window, first))
-  f["long_end"] = np.int64(layout.position(window, last))
-  if label.yes_no != "NONE":
-    f["answer_type"] = np.int64(YES if label.yes_no == "YES" else NO)
-    return
-  f["answer_type"] = np.int64(LONG)
-  if label.short_answer is not None:
-    s_first, s_last = layout.span_pieces(label.short_answer)
-    if s_first >= start and 0 <= s_last < end:
-      f["short_start"] = np.int64(layout.position(window, s_first))
-      f["short_end"] = np.int64(layout.position(window, s_last))
-      f["answer_type"] = np.int64(SHORT)
+def window_starts(num_pieces: int, doc_len: int, stride: int) -> range:
+  """First document piece of every window (Google's range, at least one window)."""
+  return range(0, max(num_pieces - doc_len, 0) + stride, stride)
+
+
+def window_count(doc: Document, config) -> int:
+  """How many windows stage 2 makes of `doc` before any is dropped."""
+  question = min(len(doc.question_ids), config.max_question_pieces)
+  return len(window_starts(len(doc.token_ids), config.long_seq_len - question - 3,
+                           config.doc_stride))
+
+
+def _first(values: np.ndarray, value: int) -> int:
+  """Index of the first `value` in `values`, 0 when absent (numpy argmax of a mask)."""
+  return int(np.argmax(values == value))
+
+
+def _last_of_run(values: np.ndarray, value: int) -> int:
+  """From the first `value` (or 0), the last index of its run of consecutive equal values."""
+  i = _first(values, value)
+  while i < len(values) - 1 and values[i + 1] == value:
+    i += 1
+  return i
+
+
+def _keep_rates(config) -> Tuple[float, float]:
+  """(rate for answerless windows of answered examples, rate for unanswerable examples)."""
+  rate = config.null_window_keep_rate
+  unanswerable = config.unanswerable_keep_rate
+  return rate, (4.0 * rate if unanswerable < 0 else unanswerable)
+
+
+def windows(doc: Document, config, ids: OfficialIds, is_train: bool
+            ) -> Iterator[Tuple[int, Dict[str, np.ndarray]]]:
+  """Stage 2: (window index, features) of the windows kept; every value an int64 array."""
+  seq_len, global_len = config.long_seq_len, config.global_seq_len
+  question = doc.question_ids[:config.max_question_pieces]
+  preamble = [ids.cls] + question + [ids.sep]
+  n_pre = len(preamble)
+  doc_len = seq_len - n_pre - 1
+  # Google's ends are exclusive; -1 - 1 = -2 matches no token when there is no answer.
+  short = (doc.sa_start, doc.sa_end - 1)
+  long_ = (doc.la_start, doc.la_end - 1)
+  cand_all = doc.candidate_ids
+  rate, unanswerable_rate = _keep_rates(config)
+
+  @functools.lru_cache(maxsize=None)
+  def candidate_bounds(c: int) -> Tuple[int, int]:
+    """First and last document token of candidate c over the whole document (from its first
+    piece to the end of that run of pieces)."""
+    return (int(doc.token_pos[_first(cand_all, c)]), int(doc.token_pos[_last_of_run(cand_all, c)]))
+
+  for w, start in enumerate(window_starts(len(doc.token_ids), doc_len, config.doc_stride)):
+    piece_ids = doc.token_ids[start:start + doc_len]
+    pad = doc_len - len(piece_ids)
+    tail = [-1] * (pad + 1)
+    token_ids = np.asarray(preamble + piece_ids.tolist() + [ids.sep] + [ids.pad] * pad, np.int64)
+    candidate_ids = np.asarray([-1] * n_pre + cand_all[start:start + doc_len].tolist() + tail,
+                               np.int64)                                                # [L]
+    pos = np.asarray([-1] * n_pre + doc.token_pos[start:start + doc_len].tolist() + tail,
+                     np.int64)                                                          # [L]
+    breakpoints = np.zeros([seq_len], np.int64)
+    breakpoints[seq_len - 1 - pad] = 1
+
+    f = {"token_ids": token_ids, "candidate_ids": candidate_ids, "token_pos": pos,
+         "long_breakpoints": breakpoints}
+    sa = (_first(pos, short[0]), _last_of_run(pos, short[1]))
+    la = (_first(pos, long_[0]), _last_of_run(pos, long_[1]))
+    answer_type = doc.answer_type
+    if (answer_type == SHORT and sa == (0, 0)) or (answer_type == LONG and la == (0, 0)):
+      answer_type = NULL
+
+    # Global tokens: CLS, Q + 1 question tokens, then one per run of equal candidate ids after
+    # the preamble (the run of -1 after the document included), while fewer than G are used.
+    changes = np.nonzero(candidate_ids[n_pre:] != candidate_ids[n_pre - 1:-1])[0] + n_pre
+    changes = changes[:max(global_len - n_pre, 0)]                                      # [R]
+    run_cands = candidate_ids[changes]                                                  # [R]
+    is_cand = run_cands >= 0
+    n_global = n_pre + len(changes)
+    sentence_ids = np.arange(seq_len, dtype=np.int64)
+    counts = np.zeros([seq_len], np.int64)
+    counts[changes] = 1
+    sentence_ids[n_pre:] = n_pre - 1 + np.cumsum(counts)[n_pre:]
+    bounds = [candidate_bounds(int(c)) if ok else (0, 0) for c, ok in zip(run_cands, is_cand)]
+
+    def global_row(head: List[int], runs, fill: int) -> np.ndarray:
+      row = np.full([global_len], fill, np.int64)                                       # [G]
+      values = list(head) + [int(v) for v in runs]
+      row[:len(values)] = values
+      return row
+
+    f["sentence_ids"] = sentence_ids
+    f["global_token_ids"] = global_row([ids.cls] + [GLOBAL_QUESTION_ID] * (n_pre - 1),
+                                       np.where(is_cand, GLOBAL_SENTENCE_ID, 0), 0)
+    f["global_breakpoints"] = np.zeros([global_len], np.int64)
+    f["global_breakpoints"][n_global - 1] = 1
+    f["global_token_pos_start"] = global_row([0] * n_pre, [b[0] for b in bounds], 0)
+    f["global_token_pos_end"] = global_row([0] * n_pre, [b[1] for b in bounds], 0)
+    f["global_candidate_ids"] = global_row([-1] * n_pre, run_cands, -1)
+    f["global_type_id"] = global_row([TYPE_CLS] + [TYPE_QUESTION] * (n_pre - 1),
+                                     np.full([len(changes)], TYPE_SENTENCE), 0)
+    la_global = int(sentence_ids[la[0]]) if la != (0, 0) and la[0] >= 0 else 0
+    for name, value in (("sa_start", sa[0]), ("sa_end", sa[1]), ("la_start", la[0]),
+                        ("la_end", la[1]), ("answer_type", answer_type), ("la_global", la_global),
+                        ("unique_ids", doc.example_id)):
+      f[name] = np.asarray([value], np.int64)
+    f["question_ids"] = np.asarray(doc.question_ids, np.int64)
+    if answer_type == NULL and is_train:
+      keep = unanswerable_rate if doc.answer_type == NULL else rate
+      if not window_keep(doc.example_id, w, keep):
+        continue
+    yield w, f
+
+
+def convert_example(example: NqExample, tokenizer: OffsetTokenizer, config, is_train: bool,
+                    where: str = "") -> List[Dict[str, np.ndarray]]:
+  """One example -> the feature dicts of its windows (training drops answerless ones at the
+  keep rates; prediction keeps all)."""
+  ids = official_ids(tokenizer.tokenizer)
+  doc = document(example, tokenizer, ids, where, config.include_html_tokens,
+                 config.html_tag_markers)
+  return [f for _, f in windows(doc, config, ids, is_train)]
+
+
+def feature_lengths(config) -> Dict[str, int]:
+  """Length of every feature parsed for training (0 = a scalar)."""
+  lengths = {name: config.long_seq_len for name in LONG_FEATURES}
+  lengths.update({name: config.global_seq_len for name in GLOBAL_FEATURES})
+  lengths.update({name: 0 for name in LABEL_FEATURES})
+  return lengths
 
 
 def is_answer_window(f: Dict[str, np.ndarray]) -> bool:
-  return int(f["answer_type"]) != NULL
+  return int(f["answer_type"][0]) != NULL

@@ -1,58 +1,42 @@
 """Predicting Natural Questions with a fine-tuned model, in memory or exported.
 
 The export (tasks.common.serving) maps the int32 model features ([batch, long_seq_len] /
-[batch, global_seq_len]; the package layout's six, or the official layout's five:
-official.MODEL_FEATURES) to the five head outputs (decode.OUTPUT_NAMES). `Predictor` runs every
-window of every example and decodes the predictions JSON.
+[batch, global_seq_len]; features.MODEL_FEATURES) to the five head outputs
+(decode.OUTPUT_NAMES). `Predictor` runs every window of every example and decodes the
+predictions JSON.
 """
 
 import collections
 import time
 from typing import Callable, Iterator, List, Sequence, Tuple
 
+import numpy as np
+
 from absl import logging
 
 from etc_realformer.data import tfrecords
 from tasks.common import serving
-from tasks.common.feature_config import OFFICIAL_LAYOUT
 from tasks.nq import decode
-from tasks.nq import official
-from tasks.nq import official_decode
 from tasks.nq import features as features_lib
 from tasks.nq import records
 from tasks.nq.data import NqExample
 
 
-def input_features(feature_config: features_lib.NqFeatureConfig) -> Tuple[str, ...]:
-  """The model (and export) inputs of the config's layout."""
-  if feature_config.layout == OFFICIAL_LAYOUT:
-    return official.MODEL_FEATURES
-  return features_lib.MODEL_FEATURES
-
-
 class Predictor(serving.TaskPredictor):
-  """Runs an NQ model over the windows of examples and decodes the predictions JSON (the
-  package layout's decoding, or Google's for the official layout)."""
+  """Runs an NQ model over the windows of examples and decodes the predictions JSON."""
   feature_config_class = features_lib.NqFeatureConfig
-  input_features = features_lib.MODEL_FEATURES   # the package layout's; see __init__
+  input_features = features_lib.MODEL_FEATURES
   output_names = decode.OUTPUT_NAMES
   export_description = "an NQ export (`python -m tasks.nq finetune` writes <output_dir>/export)"
 
-  def __init__(self, *args, **kwargs):
-    super().__init__(*args, **kwargs)
-    self.input_features = input_features(self.feature_config)
-
   def _windows(self, examples):
-    if self.feature_config.layout == OFFICIAL_LAYOUT:
-      return records.official_prediction_windows(examples, self.tokenizer, self.feature_config)
     return records.prediction_windows(examples, self.tokenizer, self.feature_config)
 
   def run(self, examples: Sequence[NqExample], batch_size: int = 8,
           log: Callable[[str], None] = logging.info
-          ) -> Iterator[Tuple[NqExample, object, List[decode.WindowOutput]]]:
-    """(example, layout, window outputs) of every usable example, as soon as its windows are done.
-    The layout is a features.ExampleLayout, or for the official layout the windows' token_pos
-    arrays ([L] each).
+          ) -> Iterator[Tuple[NqExample, List[np.ndarray], List[decode.WindowOutput]]]:
+    """(example, token_pos of its windows ([L] each), window outputs) of every usable example,
+    as soon as its windows are done.
 
     Windows of several examples share a batch; an example's outputs are handed over (and can
     be dropped) once its last window has run, so memory does not grow with the file.
@@ -60,7 +44,7 @@ class Predictor(serving.TaskPredictor):
     unusable = sum(1 for e in examples if e.problem)
     if unusable:
       log(f"{unusable} example(s) could not be converted: they get a null answer")
-    waiting = collections.OrderedDict()   # example_id -> [example, layout, outputs, windows left]
+    waiting = collections.OrderedDict()   # id -> [example, token_pos, outputs, windows left]
     pending, owners = [], []
     start, done, examples_done = time.perf_counter(), 0, 0
 
@@ -78,12 +62,12 @@ class Predictor(serving.TaskPredictor):
     def finished():
       nonlocal examples_done
       while waiting and next(iter(waiting.values()))[3] == 0:
-        example, layout, outputs, _ = waiting.popitem(last=False)[1]
+        example, token_pos, outputs, _ = waiting.popitem(last=False)[1]
         examples_done += 1
-        yield example, layout, outputs
+        yield example, token_pos, outputs
 
-    for example, layout, windows in self._windows(examples):
-      waiting[example.example_id] = [example, layout, [], len(windows)]
+    for example, token_pos, windows in self._windows(examples):
+      waiting[example.example_id] = [example, token_pos, [], len(windows)]
       for window in windows:
         pending.append(window)
         owners.append(example.example_id)
@@ -101,18 +85,10 @@ class Predictor(serving.TaskPredictor):
 
   def predict(self, examples: Sequence[NqExample], batch_size: int = 8) -> dict:
     """The predictions JSON content: one entry per example, in input order."""
-    if self.feature_config.layout == OFFICIAL_LAYOUT:
-      entries = {}
-      for example, token_pos, outputs in self.run(examples, batch_size):
-        entries[example.example_id] = official_decode.decode_example(
-            example.example_id, outputs, token_pos,
-            snap_to=example if self.feature_config.snap_long_answers_to_candidates else None)
-      return official_decode.finish([entries.get(e.example_id) or
-                                     official_decode.null_prediction(e.example_id)
-                                     for e in examples])
-    decoded = {}
-    for example, layout, outputs in self.run(examples, batch_size):
-      decoded[example.example_id] = decode.decode_example(example, layout, outputs)
-    entries = [decode.to_prediction(e, decoded.get(e.example_id, decode.Decoded()))
-               for e in examples]
-    return {"predictions": decode.finite_scores(entries)}
+    entries = {}
+    snap = self.feature_config.snap_long_answers_to_candidates
+    for example, token_pos, outputs in self.run(examples, batch_size):
+      entries[example.example_id] = decode.decode_example(
+          example.example_id, outputs, token_pos, snap_to=example if snap else None)
+    return decode.finish([entries.get(e.example_id) or decode.null_prediction(e.example_id)
+                          for e in examples])

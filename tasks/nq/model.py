@@ -1,70 +1,69 @@
-"""Natural Questions heads on the ETC-RealFormer encoder, and their losses.
+"""The NQ model of Google's run_nq_lib.py on Google's features (features.py).
 
-  answer_type_logits  [B, 5] = Dense(global_output[:, 0])   (CLS: null, yes, no, long, short)
-  long_start/end      [B, L] = Dense(long_output)           (softmax over document pieces)
-  short_start/end     [B, L] = Dense(long_output)           (softmax over non-html pieces)
+The encoder reads token_ids, global_token_ids and, as Google's input pipeline derives its side
+inputs from them, long_breakpoints, global_breakpoints and sentence_ids (no segment ids: long
+tokens get segment 1, global tokens 0; no hard-g2l exemptions).
 
-Loss = mean of three parts: answer-type cross-entropy over all windows; long-span cross-entropy
-(mean of start and end) over the windows holding the long answer; short-span cross-entropy over
-the windows holding a short span. Each part is averaged per window, then over the windows it
-applies to, so it does not depend on how a batch is split; with gradient accumulation the span
-parts of each micro-batch are divided by its share of the whole batch's windows they apply to
-(`loss_weights`, LossModel.weight_total), which keeps that true.
+  span logits [B, L, 4] = Dense(long_output)   -> sa_start, sa_end, la_start, la_end
+  answer_type_logits [B, 5] = Dense(long_output[:, 0])   (the long [CLS], not a global token)
+
+Loss = (four span cross-entropies over all L positions + the answer-type cross-entropy) / 5,
+each a mean over the batch; a window without that answer points at position 0 ([CLS]). A label
+outside the range (answer_type -1 of an unannotated example) adds nothing, as Google's one-hot
+loss does. The outputs are named decode.OUTPUT_NAMES (long = la, short = sa).
 """
 
 import tensorflow as tf
 
-from tasks.common.task_model import TaskModel, softmax_loss, span_loss
+from tasks.common.task_model import TaskModel
 from tasks.nq.features import MODEL_FEATURES
 
 NUM_ANSWER_TYPES = 5
+# Head column -> (label feature, output name).
+SPANS = (("sa_start", "short_start_logits"), ("sa_end", "short_end_logits"),
+         ("la_start", "long_start_logits"), ("la_end", "long_end_logits"))
+
+
+def _one_hot_loss(labels, logits):
+  """-mean(sum(one_hot(labels) * log_softmax(logits))): a label out of range contributes 0."""
+  depth = tf.shape(logits)[-1]
+  one_hot = tf.one_hot(tf.cast(labels, tf.int32), depth, dtype=tf.float32)
+  return -tf.reduce_mean(tf.reduce_sum(one_hot * tf.nn.log_softmax(logits, axis=-1), axis=-1))
+
+
+def _accuracy(labels, logits):
+  return tf.reduce_mean(tf.cast(
+      tf.equal(tf.argmax(logits, -1, output_type=tf.int32), tf.cast(labels, tf.int32)),
+      tf.float32))
 
 
 class NqModel(TaskModel):
-  """EtcModel + answer-type, long-span and short-span heads."""
+  """EtcModel + Google's NQ heads."""
 
   model_features = MODEL_FEATURES
-  metric_names = ("loss", "answer_type_loss", "long_loss", "short_loss", "answer_type_accuracy",
-                  "long_accuracy", "short_accuracy")
+  metric_names = ("loss", "answer_type_loss", "span_loss", "answer_type_accuracy",
+                  "la_start_accuracy", "sa_start_accuracy")
 
   def make_heads(self):
+    self.span_head = self.dense(len(SPANS), "nq_spans")
     self.answer_type_head = self.dense(NUM_ANSWER_TYPES, "answer_type")
-    self.long_head = self.dense(2, "long_span")
-    self.short_head = self.dense(2, "short_span")
-    return [self.answer_type_head, self.long_head, self.short_head]
+    return [self.span_head, self.answer_type_head]
 
   def call(self, features, training=None):
-    out = self.encode(features, training)
-    long_x, global_x = out["long_output"], out["global_output"]      # [B, L, H], [B, G, H]
-    long_span = tf.cast(self.long_head(long_x), tf.float32)           # [B, L, 2]
-    short_span = tf.cast(self.short_head(long_x), tf.float32)         # [B, L, 2]
-    return {
-        "answer_type_logits": tf.cast(self.answer_type_head(global_x[:, 0]), tf.float32),
-        "long_start_logits": long_span[..., 0],
-        "long_end_logits": long_span[..., 1],
-        "short_start_logits": short_span[..., 0],
-        "short_end_logits": short_span[..., 1],
-    }
-
-  def loss_weights(self, features):
-    """The long and short losses average over the windows holding that answer:
-    {"long": [B], "short": [B]}, 1.0 where the answer's start is known (>= 0)."""
-    return {name: tf.cast(tf.cast(features[f"{name}_start"], tf.int32) >= 0, tf.float32)
-            for name in ("long", "short")}
+    long_x = self.encode(features, training)["long_output"]                       # [B, L, H]
+    spans = tf.cast(self.span_head(long_x), tf.float32)                           # [B, L, 4]
+    out = {name: spans[..., k] for k, (_, name) in enumerate(SPANS)}              # [B, L] each
+    out["answer_type_logits"] = tf.cast(self.answer_type_head(long_x[:, 0]), tf.float32)
+    return out
 
   def compute_losses(self, features, outputs):
-    """Scalar losses and accuracies of one batch."""
-    type_loss, type_acc = softmax_loss(features["answer_type"],                 # [B]
-                                       outputs["answer_type_logits"])         # [B, 5]
-    parts = {}
-    for name, mask in (("long", "doc_mask"), ("short", "short_mask")):
-      loss, right, applies = span_loss(
-          outputs[f"{name}_start_logits"], outputs[f"{name}_end_logits"], features[mask],
-          tf.cast(features[f"{name}_start"], tf.int32), tf.cast(features[f"{name}_end"], tf.int32))
-      parts[f"{name}_loss"] = tf.math.divide_no_nan(
-          tf.reduce_sum(loss * applies), self.weight_total(features, name, applies))
-      parts[f"{name}_accuracy"] = tf.math.divide_no_nan(tf.reduce_sum(right * applies),
-                                                        tf.reduce_sum(applies))
-    loss = (type_loss + parts["long_loss"] + parts["short_loss"]) / 3.0
-    return {"loss": loss, "answer_type_loss": type_loss, "answer_type_accuracy": type_acc,
-            **parts}
+    span_losses = [_one_hot_loss(features[label], outputs[name]) for label, name in SPANS]
+    type_loss = _one_hot_loss(features["answer_type"], outputs["answer_type_logits"])
+    return {
+        "loss": (tf.add_n(span_losses) + type_loss) / 5.0,
+        "answer_type_loss": type_loss,
+        "span_loss": tf.add_n(span_losses) / 4.0,
+        "answer_type_accuracy": _accuracy(features["answer_type"], outputs["answer_type_logits"]),
+        "la_start_accuracy": _accuracy(features["la_start"], outputs["long_start_logits"]),
+        "sa_start_accuracy": _accuracy(features["sa_start"], outputs["short_start_logits"]),
+    }

@@ -1,17 +1,14 @@
 """Natural Questions behind the task contract: gzipped JSON lines in (original or simplified
 format, a file or a glob), the official predictions JSON out, scored by the official scorer.
 
-Layout and formats: docs/task_layouts.md#natural-questions,
-docs/file_formats.md#natural-questions. `features.layout: official` converts, trains and
-predicts with Google's ETC features and decoding instead (tasks.nq.official, official_model,
-official_decode).
+Google's ETC features, model and decoding (features.py, model.py, decode.py):
+docs/official_layouts/nq.md; formats: docs/file_formats.md#natural-questions.
 """
 
 from tasks.common import input_parts
-from tasks.common.feature_config import OFFICIAL_LAYOUT
 from tasks.common.read_report import ReadReport
 from tasks.common.task import Task
-from tasks.nq import baselines, data, inference, metrics, model, official_model, records
+from tasks.nq import baselines, data, inference, metrics, model, records
 
 
 class NqTask(Task):
@@ -44,24 +41,7 @@ class NqTask(Task):
     return data.iter_examples(input_path, with_labels=True, report=report, part=part)
 
   def labelled_features(self, examples, tokenizer, feature_config, report, counts, log):
-    if feature_config.layout == OFFICIAL_LAYOUT:
-      return records.official_training_windows(examples, tokenizer, feature_config, counts,
-                                               log=log)
     return records.training_windows(examples, tokenizer, feature_config, counts, log=log)
-
-  def feature_lengths(self, feature_config):
-    """Of the `official` module for the official layout, else of `features`."""
-    official = feature_config.layout == OFFICIAL_LAYOUT
-    return self.module("official" if official else "features").feature_lengths(feature_config)
-
-  def export_inputs(self, feature_config):
-    lengths = self.feature_lengths(feature_config)
-    return {name: lengths[name] for name in inference.input_features(feature_config)}
-
-  def build_model(self, model_config, feature_config):
-    if feature_config.layout == OFFICIAL_LAYOUT:
-      return official_model.OfficialNqModel(model_config, name=self.name)
-    return self.model_class(model_config, name=self.name)
 
   def describe_prediction(self, prediction, examples):
     entries = prediction["predictions"]

@@ -116,9 +116,6 @@ class OpenKpFeatureConfig(feature_config.FeatureConfig):
   max_phrase_words: int = 5
   max_key_phrases: int = NUM_LABELS
   url_max_code_points: int = 1000
-  layout: str = feature_config.OFFICIAL_LAYOUT
-
-  layouts = (feature_config.OFFICIAL_LAYOUT,)
 
   def check(self) -> None:
     if self.max_key_phrases != NUM_LABELS:

@@ -81,9 +81,7 @@ class WikiHopFeatureConfig(feature_config.FeatureConfig):
   global_seq_len: int = 430
   max_num_sentences: int = 200
   add_final_layer: bool = True
-  layout: str = feature_config.OFFICIAL_LAYOUT
 
-  layouts = (feature_config.OFFICIAL_LAYOUT,)
   removed_keys = {name: "it belonged to the package layout, removed (WikiHop has one layout, "
                         "Google's features)"
                   for name in ("max_query_pieces", "max_candidate_pieces",

@@ -1,4 +1,4 @@
-"""The official NQ layout: the converter writes what Google's preproc_nq_lib writes for the
+"""NQ's one layout, Google's: the converter writes what Google's preproc_nq_lib writes for the
 fixture records (tests/fixtures/official_features/nq), every feature and every value; the
 windows over long pages; the model reading Google's features, and training on records laid out
 as Google's pipeline writes them."""
@@ -16,8 +16,8 @@ from etc_realformer.data import tfrecords
 from etc_realformer.data.span_tokenization import OffsetTokenizer
 from etc_realformer.data.tokenization import load_tokenizer
 from tasks.common.read_report import ReadReport
-from tasks.nq import data, official
-from tasks.nq import features as features_lib
+from tasks.nq import data
+from tasks.nq import features as official
 from tasks.nq.task import TASK
 import official_fixtures
 
@@ -32,9 +32,9 @@ def _settings():
 def _config(**overrides):
   sets = official_fixtures.convert_sets("nq")
   flags = _settings()["flag_defaults_used"]
-  sets.update(max_question_pieces=flags["question_len"], layout="official")
+  sets.update(max_question_pieces=flags["question_len"])
   sets.update(overrides)
-  return features_lib.NqFeatureConfig(**sets)
+  return official.NqFeatureConfig(**sets)
 
 
 def _tokenizer():
@@ -148,8 +148,8 @@ def test_vocabulary_without_html_pieces_falls_back():
       os.path.dirname(__file__), "..", "pretrained", "tiny_english", "vocab.txt")))
   ids = official.official_ids(tokenizer.tokenizer)
   assert ids.html_fallback
-  assert (ids.html_open, ids.html_close) == (features_lib.html_marker_id("<Other>"),
-                                             features_lib.html_marker_id("</Other>"))
+  assert (ids.html_open, ids.html_close) == (official.html_marker_id("<Other>"),
+                                             official.html_marker_id("</Other>"))
 
 
 def test_string_example_ids_are_refused():
@@ -176,11 +176,11 @@ def _google_records(path):
 
 
 def test_model_loss_is_googles_formula():
-  from tasks.nq.official_model import OfficialNqModel, SPANS
+  from tasks.nq.model import NqModel, SPANS
   config = _config()
   model = TASK.build_model(TASK.parse_sections({"model": TINY, "features": {}, "train": {}})[0],
                            config)
-  assert isinstance(model, OfficialNqModel)
+  assert isinstance(model, NqModel)
   features = {name: tf.constant(np.stack([f[name] for _, _, f in _converted()]).astype(np.int32))
               for name in official.feature_lengths(config)}
   for name in official.LABEL_FEATURES:
@@ -236,7 +236,7 @@ def test_sentencepiece_uses_googles_albert_pieces(tmp_path):
   assert f["global_token_ids"][:q + 2].tolist() == [ids.cls] + [35] * (q + 1)
 
 
-def test_task_converts_training_windows_in_the_official_layout():
+def test_task_converts_training_windows():
   import collections
   config = _config(long_seq_len=40, global_seq_len=16, doc_stride=12, max_question_pieces=8)
   counts = collections.Counter()
@@ -253,7 +253,7 @@ def test_finetunes_from_train_records_written_by_googles_pipeline(tmp_path):
   _google_records(records)
   run_config = {
       "model": TINY,
-      "features": {"layout": "official", "long_seq_len": 4096, "global_seq_len": 230,
+      "features": {"long_seq_len": 4096, "global_seq_len": 230,
                    "doc_stride": 2048, "max_question_pieces": 32},
       "train": {"train_records": records, "vocab_file": os.path.join(FIXTURE, "vocab.txt"),
                 "init_checkpoint": "", "batch_size": 2, "num_train_steps": 2, "warmup_steps": 0,
@@ -293,11 +293,22 @@ def test_html_tag_markers_option_names_each_tag():
   assert tagged.token_pos.tolist() == google.token_pos.tolist()
   assert set(google.token_ids[html].tolist()) <= {ids.html_open, ids.html_close}
   assert tagged.token_ids[html].tolist() == [
-      features_lib.html_marker_id(example.tokens[p]) for p in google.token_pos[html]]
+      official.html_marker_id(example.tokens[p]) for p in google.token_pos[html]]
   assert len(set(tagged.token_ids[html].tolist())) > 2
 
 
-def test_official_layout_options_are_refused_by_the_package_layout():
-  for option in ("html_tag_markers", "snap_long_answers_to_candidates"):
-    with pytest.raises(ValueError, match=f"{option}: an option of the official layout"):
-      features_lib.NqFeatureConfig(**{option: True})
+def test_the_package_layout_is_refused_and_the_etc_configs_keep_googles_behaviour():
+  with pytest.raises(ValueError, match="'package' was removed.*delete the key"):
+    official.NqFeatureConfig(layout="package")
+  with pytest.raises(ValueError, match="null_window_keep_rate: must be in"):
+    official.NqFeatureConfig(null_window_keep_rate=1.5)
+  with pytest.raises(ValueError, match="unanswerable_keep_rate: must be at most 1"):
+    official.NqFeatureConfig(unanswerable_keep_rate=2.0)
+  options = ("html_tag_markers", "snap_long_answers_to_candidates")
+  root = os.path.join(os.path.dirname(__file__), "..", "configs", "nq")
+  for name in ("etc_base", "etc_large"):   # every option explicitly at Google's behaviour
+    features = TASK.load_run_config(os.path.join(root, f"{name}.yaml"))["features"]
+    assert {option: features[option] for option in options} == dict.fromkeys(options, False)
+  tiny = official.NqFeatureConfig(**TASK.load_run_config(os.path.join(root, "tiny.yaml"))[
+      "features"])
+  assert tiny.html_tag_markers and tiny.snap_long_answers_to_candidates
