@@ -1,6 +1,9 @@
 """NQ model (Google's heads): Keras basics, serialisation, and the export serving the in-memory
 model (outputs and predictions). The loss is checked against its formula in test_nq_layout.py."""
 
+import json
+import os
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -92,3 +95,13 @@ def test_export_serves_the_same_outputs_and_predictions(tmp_path):
     assert (entry["long_answer"]["start_token"], entry["long_answer"]["end_token"]) in tops
   with pytest.raises(FileNotFoundError, match="not an NQ export"):
     inference.Predictor.from_export(str(tmp_path))
+  # An export written with the removed package layout: an error naming the file and the field.
+  path = os.path.join(export, "task_config.json")
+  with open(path) as f:
+    task_config = json.load(f)
+  task_config["feature_config"]["layout"] = "package"
+  with open(path, "w") as f:
+    json.dump(task_config, f)
+  with pytest.raises(ValueError, match=r"task_config.json: field 'feature_config': layout: "
+                     r"'package' was removed.*trained again"):
+    inference.Predictor.from_export(export)

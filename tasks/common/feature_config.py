@@ -69,7 +69,8 @@ class FeatureConfig:
     check_int_fields(self)
     if self.layout == REMOVED_LAYOUT:
       raise ValueError(f"layout: {self.layout!r} was removed for {type(self).__name__}: the task "
-                       "has one layout, Google's features; delete the key")
+                       "has one layout, Google's features; delete the key (a model exported "
+                       "with that layout must be trained again)")
     if self.layout != OFFICIAL_LAYOUT:
       raise ValueError(f"layout: {self.layout!r} is not {OFFICIAL_LAYOUT!r} "
                        f"for {type(self).__name__}")

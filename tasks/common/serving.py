@@ -158,8 +158,12 @@ class TaskPredictor:
   @classmethod
   def from_export(cls, directory: str):
     config, run_batch, loaded = load_task_export(directory, cls.export_description)
-    predictor = cls(run_batch, cls.feature_config_class(**config["feature_config"]),
-                    export_tokenizer(directory),
+    try:
+      feature_config = cls.feature_config_class(**config["feature_config"])
+    except (TypeError, ValueError) as e:   # a key this release removed or does not know
+      raise ValueError(f"{os.path.join(directory, TASK_CONFIG_FILE)}: field 'feature_config': "
+                       f"{e}") from None
+    predictor = cls(run_batch, feature_config, export_tokenizer(directory),
                     {name: config[name] for name in cls.setting_names if name in config})
     predictor.loaded = loaded  # keeps the SavedModel's variables alive
     return predictor
