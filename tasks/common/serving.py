@@ -174,10 +174,11 @@ class TaskPredictor:
     return cls(model_run_batch(model, cls.output_names), feature_config, tokenizer, settings)
 
   def run_examples(self, items: Sequence[Tuple[Any, Dict[str, np.ndarray]]], batch_size: int,
-                   use: Callable[[Any, Dict[str, np.ndarray]], None], total: int,
+                   use: Callable[[Any, Dict[str, np.ndarray]], None], total: Optional[int],
                    unit: str = "examples", log: Callable[[str], None] = None) -> int:
     """Runs (example, features) pairs through the model `batch_size` at a time and calls
-    use(example, outputs of its row) for each; logs progress. Returns how many ran."""
+    use(example, outputs of its row) for each, in order; logs progress (`total` None: not known
+    in advance, as for a stream). Returns how many ran."""
     log = log or logging.info
     pending, done, start = [], 0, time.perf_counter()
 
@@ -190,7 +191,7 @@ class TaskPredictor:
       done += len(pending)
       pending.clear()
       if done % (50 * batch_size) < batch_size:
-        log(f"  predicted {done}/{total} {unit} "
+        log(f"  predicted {done}{'' if total is None else f'/{total}'} {unit} "
             f"({done / max(time.perf_counter() - start, 1e-9):.1f}/s)")
 
     for item in items:

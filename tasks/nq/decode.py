@@ -60,12 +60,6 @@ class WindowOutput:
   short_end_logits: np.ndarray
 
 
-def split_batch(outputs: Dict[str, np.ndarray]) -> List[WindowOutput]:
-  """Batched outputs ([b, ...] arrays) -> one WindowOutput per window."""
-  size = len(outputs["answer_type_logits"])
-  return [WindowOutput(*(np.asarray(outputs[name][i], np.float32) for name in OUTPUT_NAMES))
-          for i in range(size)]
-
 Pairs = List[Tuple[float, int]]
 
 
