@@ -387,7 +387,7 @@ def test_task_fine_tunes_from_a_bert_folder(tmp_path):
                              bert.get_tensor("bert/embeddings/word_embeddings"), atol=1e-6)
 
 
-# ------------------------------------------------------------ continued pretraining
+# ------------------------------ a random BERT folder (the ETC-large recipe rehearsal starts from it)
 def _random_bert_folder(folder, vocab_file, hidden=32, layers=2, intermediate=64):
   """A random BERT (Hugging Face names) over `vocab_file`'s pieces, with that vocab.txt."""
   rng = np.random.default_rng(5)
@@ -422,33 +422,6 @@ def _random_bert_folder(folder, vocab_file, hidden=32, layers=2, intermediate=64
                "layer_norm_eps": 1e-12}, f)
   shutil.copyfile(vocab_file, os.path.join(folder, "vocab.txt"))
   return tensors
-
-
-@pytest.mark.slow
-def test_continued_pretraining_from_a_bert_resumes_after_a_kill(tmp_path):
-  import pretrain_fixtures as fx  # pylint: disable=g-import-not-at-top
-  from etc_realformer.data import pretraining_data  # pylint: disable=g-import-not-at-top
-  folder = str(tmp_path / "bert")
-  tensors = _random_bert_folder(folder, pretraining_data.EMBEDDED_VOCAB)
-  data_dir = fx.make_tiny_data(str(tmp_path))
-  config = fx.tiny_run_config(data_dir, num_train_steps=4, checkpoint_every=2, warmup_steps=1,
-                              init_checkpoint=folder)
-  # The lifted model: BERT's 64 positions repeated to cover the 64-piece rows and the CPC
-  # sentences, no residual attention (the lifted BERT's function; "sum" would change it).
-  config["model"].update(vocab_size=len(tensors["bert.embeddings.word_embeddings.weight"]),
-                         max_absolute_position_embeddings=128, residual_attention="none")
-  a, b, metrics = fx.killed_and_resumed(tmp_path, config, kill_at_step=2)
-  assert metrics["start_step"] == 2 and metrics["final_step"] == 4
-  # The resumed run continued from its step-2 checkpoint (not from a second lift): the same
-  # weights as the run that was never stopped.
-  assert set(a) == set(b)
-  for name in a:
-    np.testing.assert_allclose(b[name], a[name], rtol=0, atol=1e-6, err_msg=name)
-  # And the run did start from BERT: after 4 steps the token table still follows BERT's (rows
-  # from 104 on: the reserved rows before hold the global tokens' new start).
-  table = [v for k, v in a.items() if "token_embeddings" in k]
-  bert = tensors["bert.embeddings.word_embeddings.weight"]
-  assert table and np.corrcoef(table[0][104:].ravel(), bert[104:].ravel())[0, 1] > 0.9
 
 
 # ------------------------------------------------------------- the way back: BERT's format

@@ -378,6 +378,26 @@ def test_create_optimizer_accepts_schedule():
     assert opt._learning_rate is schedule
 
 
+def test_global_clipnorm_scales_all_gradients_together():
+  # Google's BERT/ETC clipping: gradients [3, 4] and [12] (global norm 13) become 1/13 of
+  # themselves with global_clipnorm 1 (per-variable clipping would scale them by 1/5 and 1/12).
+  grads = [tf.constant([3.0, 4.0]), tf.constant([12.0])]
+  for name in ("adamw", "lamb"):
+    opt = optimizers.create_optimizer(name, 1.0, global_clipnorm=1.0)
+    clipped = opt._clip_gradients(grads)
+    np.testing.assert_allclose(clipped[0].numpy(), [3 / 13, 4 / 13], rtol=1e-6)
+    np.testing.assert_allclose(clipped[1].numpy(), [12 / 13], rtol=1e-6)
+
+
+def test_train_config_clipping_keys():
+  from etc_realformer.training.loop import LoopConfig  # pylint: disable=g-import-not-at-top
+  with pytest.raises(ValueError, match="clipnorm .*global_clipnorm.*not both"):
+    LoopConfig.from_dict({"clipnorm": 1.0, "global_clipnorm": 1.0})
+  with pytest.raises(ValueError, match="global_clipnorm must be > 0"):
+    LoopConfig.from_dict({"global_clipnorm": 0.0})
+  assert LoopConfig.from_dict({"global_clipnorm": 1.0}).global_clipnorm == 1.0
+
+
 @pytest.mark.parametrize("name", ["adam", "sgd", "", None])
 def test_create_optimizer_rejects_unknown_name(name):
   with pytest.raises(ValueError, match=r"adamw.*lamb"):

@@ -41,7 +41,8 @@ class LoopConfig:
   end_learning_rate: float = 0.0
   optimizer: str = "lamb"           # lamb | adamw
   weight_decay: float = 0.01
-  clipnorm: Optional[float] = None
+  clipnorm: Optional[float] = None  # clip each variable's gradient to this norm ...
+  global_clipnorm: Optional[float] = None  # ... or all of them together (Google's ETC/BERT: 1.0)
   checkpoint_every: int = 100
   keep_checkpoints: int = 3
   log_every: int = 10
@@ -68,6 +69,12 @@ class LoopConfig:
         raise ValueError(f"{source}: {name} must be >= 1, got {getattr(self, name)}")
     if self.batch_size < 1 and self.per_worker_batch_size < 1:
       raise ValueError(f"{source}: batch_size or per_worker_batch_size must be >= 1")
+    if self.clipnorm is not None and self.global_clipnorm is not None:
+      raise ValueError(f"{source}: set clipnorm (per variable) or global_clipnorm (all "
+                       "gradients together), not both")
+    for name in ("clipnorm", "global_clipnorm"):
+      if getattr(self, name) is not None and not getattr(self, name) > 0:
+        raise ValueError(f"{source}: {name} must be > 0, got {getattr(self, name)}")
     if not 0 <= self.warmup_steps < self.num_train_steps:
       raise ValueError(f"{source}: warmup_steps must be in [0, num_train_steps), "
                        f"got {self.warmup_steps}")
@@ -103,7 +110,7 @@ def make_optimizer(train: LoopConfig, distribution: Distribution):
   schedule = WarmupLinearDecay(lr, train.warmup_steps, train.num_train_steps,
                                end_learning_rate=train.end_learning_rate)
   optimizer = create_optimizer(train.optimizer, schedule, weight_decay=train.weight_decay,
-                               clipnorm=train.clipnorm)
+                               clipnorm=train.clipnorm, global_clipnorm=train.global_clipnorm)
   optimizer = distribution.wrap_optimizer(optimizer)
   if train.mixed_precision == "mixed_float16":
     optimizer = tf_keras.mixed_precision.LossScaleOptimizer(optimizer)

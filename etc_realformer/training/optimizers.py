@@ -206,7 +206,7 @@ class Lamb(tf_keras.optimizers.Optimizer):
 
 
 def create_optimizer(name, learning_rate, weight_decay=0.01, beta_1=0.9,
-                     beta_2=0.999, epsilon=1e-6, clipnorm=None,
+                     beta_2=0.999, epsilon=1e-6, clipnorm=None, global_clipnorm=None,
                      exclude_from_weight_decay=DEFAULT_EXCLUDE_FROM_WEIGHT_DECAY):
   """Creates the AdamW or LAMB optimizer for pretraining.
 
@@ -218,6 +218,8 @@ def create_optimizer(name, learning_rate, weight_decay=0.01, beta_1=0.9,
     beta_2: Decay rate of the second-moment estimate.
     epsilon: Added to `sqrt(v_hat)` for numerical stability.
     clipnorm: Optional per-variable gradient-norm clipping threshold.
+    global_clipnorm: Optional threshold for the norm of all gradients together (the
+      clipping of Google's BERT and ETC optimizers, at 1.0); not with `clipnorm`.
     exclude_from_weight_decay: Variable-name substrings; variables whose name
       contains one get no weight decay (and, with LAMB, no trust ratio).
 
@@ -237,12 +239,12 @@ def create_optimizer(name, learning_rate, weight_decay=0.01, beta_1=0.9,
   if key == "adamw":
     optimizer = tf_keras.optimizers.AdamW(
         learning_rate=learning_rate, weight_decay=weight_decay, beta_1=beta_1,
-        beta_2=beta_2, epsilon=epsilon, clipnorm=clipnorm)
+        beta_2=beta_2, epsilon=epsilon, clipnorm=clipnorm, global_clipnorm=global_clipnorm)
     if var_names:
       optimizer.exclude_from_weight_decay(var_names=var_names)
   else:
     optimizer = Lamb(
         learning_rate=learning_rate, weight_decay=weight_decay, beta_1=beta_1,
-        beta_2=beta_2, epsilon=epsilon, clipnorm=clipnorm,
+        beta_2=beta_2, epsilon=epsilon, clipnorm=clipnorm, global_clipnorm=global_clipnorm,
         exclude_from_weight_decay_names=var_names)
   return optimizer

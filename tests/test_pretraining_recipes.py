@@ -1,0 +1,101 @@
+"""The real-size pretraining recipes (configs/pretraining/etc_base.yaml and etc_large.yaml),
+rehearsed on CPU as a user launches them: each config as shipped (LAMB, the warmup-and-decay
+schedule, global-norm clipping, the MLM / CPC weights, residual attention, dropout 0.1,
+mixed_bfloat16, gradient checkpointing, gradient accumulation) with only the sizes shrunk
+through --set, on 2 Horovod ranks; SIGKILLed right after its first checkpoint, then the same
+command run again resumes it to the end. ETC-large starts from a BERT folder, lifted, as its
+recipe starts from RoBERTa's weights."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import launch_fixtures as lf
+import pretrain_fixtures as fx
+from etc_realformer.training import pretraining_run
+from etc_realformer.training import run_config as run_config_lib
+
+STEPS, KILL_AT = 6, 2
+
+
+def _shrunk(accumulation: int):
+  """The --set overrides: sizes only (2 layers, 32 wide, the tiny shards' vocabulary), and a
+  global batch of one row per micro-batch per rank at the shipped accumulation."""
+  return {"model.num_hidden_layers": 2, "model.hidden_size": 32,
+          "model.num_attention_heads": 2, "model.intermediate_size": 64,
+          "model.local_radius": 4, "model.relative_pos_max_distance": 3,
+          "model.relative_vocab_size": 10, "model.vocab_size": 1088,
+          "train.batch_size": 2 * accumulation, "train.num_train_steps": STEPS,
+          "train.warmup_steps": 1, "train.checkpoint_every": KILL_AT, "train.log_every": 1}
+
+
+def _bert_folder(directory):
+  """A random 2-layer BERT folder; returns its token table."""
+  import test_bert_lifting as tbl  # pylint: disable=g-import-not-at-top
+  from etc_realformer.data import pretraining_data  # pylint: disable=g-import-not-at-top
+  tensors = tbl._random_bert_folder(directory, pretraining_data.EMBEDDED_VOCAB)  # pylint: disable=protected-access
+  return tensors["bert.embeddings.word_embeddings.weight"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("recipe", ["etc_base", "etc_large"])
+def test_recipe_on_two_horovod_ranks_resumes_after_a_kill(recipe, tmp_path):
+  config_path = os.path.join(lf.ROOT, "configs", "pretraining", f"{recipe}.yaml")
+  shipped = pretraining_run.load_run_config(config_path)
+  overrides = _shrunk(shipped["train"]["gradient_accumulation_steps"])
+  bert = None
+  if recipe == "etc_large":
+    bert = _bert_folder(str(tmp_path / "bert"))
+    overrides.update({"train.init_checkpoint": str(tmp_path / "bert"),
+                      "model.vocab_size": len(bert)})  # the BERT's rows (its vocab's pieces)
+  data_dir = fx.make_tiny_data(str(tmp_path))
+  out = str(tmp_path / "run")
+  flags = [f"--config={config_path}", f"--train_data={data_dir}", f"--output_dir={out}",
+           "--verbose=0", *lf.set_flags(overrides)]
+
+  # 1. Killed: the recipe through the test worker (the same config the command builds), whose
+  # rank 0 SIGKILLs itself right after the step-2 checkpoint (horovodrun then stops rank 1).
+  run_config = pretraining_run.load_run_config(config_path)
+  run_config_lib.apply_overrides(run_config, [f"{k}={v}" for k, v in overrides.items()])
+  run_config["train"]["train_data"] = data_dir
+  spec = fx.write_spec(str(tmp_path / "spec.json"), run_config, out,
+                       str(tmp_path / "w{rank}.npz"), distribution="horovod",
+                       kill_at_step=KILL_AT, kill_rank=0)
+  killed = subprocess.run(
+      [lf.horovodrun(), "-np", "2", "-H", "localhost:2", "--gloo", sys.executable, fx.WORKER,
+       spec], env=fx.worker_env(), capture_output=True, text=True, timeout=900, check=False)
+  assert killed.returncode != 0, killed.stdout[-2000:]
+  assert sorted(os.listdir(os.path.join(out, "checkpoints"))) == [
+      "checkpoint", f"ckpt-{KILL_AT}.data-00000-of-00001", f"ckpt-{KILL_AT}.index"]
+  assert not os.path.exists(os.path.join(out, "final"))
+
+  # 2. The documented command, again: it resumes from step 2 and finishes.
+  argv = [lf.horovodrun(), "-np", "2", "-H", "localhost:2", "--gloo", sys.executable, "-m",
+          "etc_realformer.pretrain", *flags, "--distribution=horovod"]
+  result = lf.run(argv, timeout=900)
+  metrics = lf.read_json(os.path.join(out, "final", "metrics.json"))
+  assert metrics["start_step"] == KILL_AT and metrics["final_step"] == STEPS, metrics
+  resolved = lf.read_json(os.path.join(out, "run_config.json"))
+  train, model = resolved["train"], resolved["model"]
+  # What the rehearsal kept from the recipe as shipped.
+  for key in ("optimizer", "learning_rate", "global_clipnorm", "mixed_precision",
+              "gradient_accumulation_steps", "mlm_loss_weight", "cpc_loss_weight"):
+    assert train[key] == shipped["train"][key], key
+  assert model["residual_attention"] == "sum" and model["grad_checkpointing_period"] == 1
+  assert model["hidden_dropout_prob"] == 0.1
+  losses = lf.logged_losses(result.stdout + result.stderr)
+  assert sorted(losses) == list(range(KILL_AT + 1, STEPS + 1)), losses
+  assert all(np.isfinite(v) for v in losses.values())
+  weights = lf.model_weights(lf.checkpoint_weights(os.path.join(out, "checkpoints")))
+  assert weights and all(np.isfinite(w).all() for w in weights.values())
+  if bert is not None:
+    # The run started from the lifted BERT and the resumed launch continued from its
+    # checkpoint rather than lifting again: the token table still follows BERT's (rows from
+    # 104 on; the reserved rows before hold the global tokens' own start) but has moved.
+    table = [w for name, w in weights.items() if "token_embeddings" in name]
+    assert len(table) == 1 and table[0].shape == bert.shape
+    assert np.corrcoef(table[0][104:].ravel(), bert[104:].ravel())[0, 1] > 0.9
+    assert not np.allclose(table[0][104:], bert[104:])
