@@ -10,8 +10,25 @@ activation bytes a GPU would hold, and fast enough on a CPU with float16 instruc
 step is the compiled train function `fit` calls, with the optimizer slots built first, as the
 training loop does.
 
+--model_kind pretraining measures the pretraining step instead, which is what a GPU pretraining
+run holds: etc_realformer.models.pretraining.EtcPretrainingModel (the encoder, the tied MLM head
+and the CPC head; MLM 0.8 + CPC 0.2, cpc_group_size 0, as training/pretraining_run.py builds it)
+with LAMB (the recipe's optimizer, learning rate 1e-4, weight decay 0.01; its two slots built
+first, and loss scaling under mixed_float16, as training/loop.py does). Its batch has
+PretrainingDataConfig's shapes at --long_len / --global_len (max_predictions_per_seq 640,
+max_cpc_per_seq 32, cpc_sentence_len 32) with the keys and dtypes tfrecords.parse_batch gives
+the train step, and is made by the real example builder (pretraining_examples.create_examples:
+packing, CPC hiding, whole-word MLM) from generated documents of 4 to 16 sentences of 16 to 20
+random pieces: at 4096 / 256 a row holds about 4,009 pieces in 222 sentences (one global token
+each), 22 hidden for CPC and about 541 MLM targets (15% of the pieces outside the hidden
+sentences) of the 640 slots (each row's `batch_fill`). The step also encodes each CPC slot's
+sentence alone (32 x 32 long tokens per example, packed into one row); its FLOPs and the MLM
+head's are counted. --residual_attention sets RealFormer's scores on the model config for
+either kind (default none, the official configs' value; the pretraining recipe uses sum).
+
 Each configuration runs in its own process; its peak resident memory (ru_maxrss) is its own.
-  built MB    resident memory once weights, AdamW slots and the batch exist (before any step)
+  built MB    resident memory once weights, optimizer slots (AdamW, or LAMB for pretraining:
+              two per weight either way) and the batch exist (before any step)
   peak MB     the process's peak after the steps
   step MB     peak - built: what the step itself adds (activations, gradients, temporaries)
   TF built    bytes held by TensorFlow's allocator once built (weights, slots, batch)
@@ -40,12 +57,24 @@ The saved results (2 CPU cores shared with other jobs; times are wall-clock on t
   python benchmarks/memory_per_example.py --models base --global_len 512 \
       --mixed_precision mixed_float16 \
       --output benchmarks/results/memory_per_example_mixed_float16_g512.json  # OpenKP's G
+  python benchmarks/memory_per_example.py --model_kind pretraining --residual_attention sum \
+      --models base --periods 1 --mixed_precision mixed_float16 --timeout 1500 \
+      --output benchmarks/results/memory_per_example_pretraining_mixed_float16.json  # 18 min
+  python benchmarks/memory_per_example.py --model_kind pretraining --residual_attention none \
+      --models base --periods 1 --mixed_precision mixed_float16 --timeout 1500 \
+      --output benchmarks/results/memory_per_example_pretraining_none_mixed_float16.json  # 12 min
+  python benchmarks/memory_per_example.py --model_kind pretraining --residual_attention sum \
+      --models large --layers 1,2 --large_periods 1 --mixed_precision mixed_float16 \
+      --timeout 600 \
+      --output benchmarks/results/memory_per_example_pretraining_large_layers_mixed_float16.json
+                                                                              # 5 min
   python benchmarks/memory_per_example.py --plan                # the per-GPU table, seconds
   python benchmarks/memory_per_example.py --models base --periods 1 --batches 1   # a quick look
 Each prints a table and writes its JSON (default benchmarks/results/memory_per_example.json).
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -59,10 +88,13 @@ MODEL_CONFIGS = {"base": "etc_base_official.yaml", "large": "etc_large_official.
 NUM_PARAGRAPHS, SENTENCES_PER_PARAGRAPH, QUESTION_PIECES = 10, 20, 31
 
 
-def _config(model, period):
+MODEL_KINDS = ("hotpotqa", "pretraining")
+
+
+def _config(model, period, residual_attention="none"):
   from etc_realformer.config import EtcConfig  # pylint: disable=g-import-not-at-top
   config = EtcConfig.from_file(os.path.join(_ROOT, "configs", "models", MODEL_CONFIGS[model]))
-  return config.replace(grad_checkpointing_period=period)
+  return config.replace(grad_checkpointing_period=period, residual_attention=residual_attention)
 
 
 def _status_mb(path, key):
@@ -169,34 +201,113 @@ def hotpot_batch(vocab_size, long_len, global_len, batch, seed=0):
   return features
 
 
-def _one(model_name, long_len, global_len, batch, period, layers, steps, precision=""):
+def _data_config(long_len, global_len):
+  """The pretraining data shapes: PretrainingDataConfig's defaults at these lengths."""
+  from etc_realformer.data import pretraining_examples as pe  # pylint: disable=g-import-not-at-top
+  return pe.PretrainingDataConfig(long_seq_len=long_len, global_seq_len=global_len)
+
+
+def pretraining_batch(vocab_size, long_len, global_len, batch, seed=0):
+  """A batch of pretraining features (data/pretraining_examples.py) as the model's train_step
+  receives them from tfrecords.make_dataset (parse_batch): int32 arrays, the two weights
+  float32, cpc_sentence_token_ids [batch, max_cpc_per_seq, cpc_sentence_len].
+
+  Made by the real example builder (pe.create_examples: packing, CPC hiding, whole-word MLM)
+  from generated documents of 4 to 16 sentences, each of 16 to 20 random pieces in words of 1
+  to 3 pieces, so that sentence ids, breakpoints, MLM positions and CPC slots are filled as in
+  real data: at L = 4096, G = 256 a row holds about 4,000 pieces in 222 sentences (one global
+  token each), 22 of them hidden for CPC (cpc_prob 0.1) and about 541 MLM targets (15% of the
+  pieces outside the hidden sentences) of the 640 slots."""
+  import itertools  # pylint: disable=g-import-not-at-top
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  from etc_realformer.data import pretraining_examples as pe  # pylint: disable=g-import-not-at-top
+  config = _data_config(long_len, global_len)
+  rng = np.random.default_rng(seed)
+
+  def sentence():
+    sizes, left = [], int(rng.integers(16, 21))
+    while left:
+      sizes.append(min(left, int(rng.choice([1, 1, 1, 2, 2, 3]))))
+      left -= sizes[-1]
+    return [rng.integers(1000, vocab_size, n).tolist() for n in sizes]
+
+  def documents():
+    while True:
+      yield [sentence() for _ in range(int(rng.integers(4, 17)))]
+
+  examples = list(itertools.islice(pe.create_examples(documents(), config, vocab_size, seed),
+                                   batch))
+  out = {}
+  for name in pe.feature_lengths(config):
+    value = np.stack([e[name] for e in examples])
+    out[name] = value.astype(np.float32 if name in pe.FLOAT_FEATURES else np.int32)
+  out["cpc_sentence_token_ids"] = out["cpc_sentence_token_ids"].reshape(
+      batch, config.max_cpc_per_seq, config.cpc_sentence_len)
+  return out
+
+
+def _batch_fill(features):
+  """How much of a pretraining batch is used, per example (means): what the step computes on."""
+  rows = features["token_ids"].shape[0]
+  return {"long_tokens": float((features["token_ids"] != 0).sum() / rows),
+          "global_tokens": float((features["global_token_ids"] != 0).sum() / rows),
+          "mlm_positions": float(features["masked_lm_weights"].sum() / rows),
+          "cpc_sentences": float(features["cpc_weights"].sum() / rows)}
+
+
+def _kind(kind, config, long_len, global_len, batch):
+  """The model of one kind, its optimizer (name, learning rate: the recipe's), the batch (numpy)
+  and the analytic forward FLOPs per example."""
+  from etc_realformer import flops  # pylint: disable=g-import-not-at-top
+  forward = flops.encoder_flops(config, long_len, global_len)["forward"]
+  if kind == "hotpotqa":
+    from tasks.hotpotqa.model import HotpotQaModel  # pylint: disable=g-import-not-at-top
+    return (HotpotQaModel(config, name="hotpotqa"), ("adamw", 5e-5),
+            hotpot_batch(config.vocab_size, long_len, global_len, batch), forward)
+  from etc_realformer.models.pretraining import EtcPretrainingModel  # pylint: disable=g-import-not-at-top
+  data = _data_config(long_len, global_len)
+  # As training/pretraining_run.py builds it (TrainConfig defaults) and trains it (LoopConfig:
+  # LAMB, peak learning rate 1e-4, weight decay 0.01). The step also encodes every CPC slot's
+  # sentence on its own (max_cpc_per_seq x cpc_sentence_len long tokens and max_cpc_per_seq
+  # global tokens per example, packed into one row) and runs the MLM head on every prediction
+  # slot: both are counted.
+  model = EtcPretrainingModel(config, mlm_loss_weight=0.8, cpc_loss_weight=0.2,
+                              cpc_group_size=0, name="pretraining")
+  forward += (flops.encoder_flops(config, data.max_cpc_per_seq * data.cpc_sentence_len,
+                                  data.max_cpc_per_seq)["forward"]
+              + flops.mlm_head_flops(config, data.max_predictions_per_seq))
+  return (model, ("lamb", 1e-4),
+          pretraining_batch(config.vocab_size, long_len, global_len, batch), forward)
+
+
+def _one(model_name, long_len, global_len, batch, period, layers, steps, precision="",
+         kind="hotpotqa", residual_attention="none"):
   """Measures one configuration in this process (layers 0: the config's depth; precision "" or
-  a Keras mixed-precision policy, with loss scaling as the training loop does); -> a dict."""
+  a Keras mixed-precision policy, with loss scaling as the training loop does; kind one of
+  MODEL_KINDS); -> a dict."""
   os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
   sys.path.insert(0, _ROOT)
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from etc_realformer import flops  # pylint: disable=g-import-not-at-top
   from etc_realformer.training.optimizers import create_optimizer  # pylint: disable=g-import-not-at-top
   import tf_keras  # pylint: disable=g-import-not-at-top
-  from tasks.hotpotqa.model import HotpotQaModel  # pylint: disable=g-import-not-at-top
 
-  config = _config(model_name, period)
+  config = _config(model_name, period, residual_attention)
   full_layers = config.num_hidden_layers
   if layers:
     config = config.replace(num_hidden_layers=layers)
   start = time.perf_counter()
   if precision:
     tf_keras.mixed_precision.set_global_policy(precision)
-  model = HotpotQaModel(config, name="hotpotqa")
+  model, (optimizer_name, learning_rate), batch_arrays, forward = _kind(
+      kind, config, long_len, global_len, batch)
   model.build()
-  optimizer = create_optimizer("adamw", 5e-5)
+  optimizer = create_optimizer(optimizer_name, learning_rate)
   if precision == "mixed_float16":
     optimizer = tf_keras.mixed_precision.LossScaleOptimizer(optimizer)
-  optimizer.build(model.trainable_variables)   # the AdamW slots exist before the first step
+  optimizer.build(model.trainable_variables)   # the optimizer slots exist before the first step
   model.compile(optimizer=optimizer)
-  features = {k: tf.constant(v) for k, v in
-              hotpot_batch(config.vocab_size, long_len, global_len, batch).items()}
+  features = {k: tf.constant(v) for k, v in batch_arrays.items()}
   batches = iter(tf.data.Dataset.from_tensors(features).repeat())
   train_function = model.make_train_function()
   build_seconds = time.perf_counter() - start
@@ -214,19 +325,23 @@ def _one(model_name, long_len, global_len, batch, period, layers, steps, precisi
     times.append(time.perf_counter() - start)
   tf_peak = tf.config.experimental.get_memory_info(device)["peak"] / 2 ** 20
   peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-  counts = flops.encoder_flops(config, long_len, global_len)
-  return {"model": model_name, "batch": batch, "grad_checkpointing_period": period,
-          "layers": config.num_hidden_layers, "full_layers": full_layers,
-          "precision": precision or "float32", "device": device,
-          "long_len": long_len, "global_len": global_len,
-          "parameters": int(model.count_params()),
-          "built_rss_mb": built_rss, "peak_rss_mb": peak, "step_mb": max(peak - built_rss, 0.0),
-          "tf_built_mb": tf_built, "tf_peak_mb": tf_peak,
-          "step_seconds": times, "build_seconds": build_seconds,
-          "loss_finite": bool(np.all(np.isfinite(losses))),
-          "forward_flops_per_example": counts["forward"],
-          "training_flops_per_example": counts["training_step"],
-          "executed_flops_per_example": counts["training_step_executed"]}
+  checkpointed = 4 if config.grad_checkpointing_period else 3
+  row = {"model": model_name, "batch": batch, "grad_checkpointing_period": period,
+         "layers": config.num_hidden_layers, "full_layers": full_layers,
+         "precision": precision or "float32", "device": device,
+         "long_len": long_len, "global_len": global_len,
+         "parameters": int(model.count_params()),
+         "built_rss_mb": built_rss, "peak_rss_mb": peak, "step_mb": max(peak - built_rss, 0.0),
+         "tf_built_mb": tf_built, "tf_peak_mb": tf_peak,
+         "step_seconds": times, "build_seconds": build_seconds,
+         "loss_finite": bool(np.all(np.isfinite(losses))),
+         "forward_flops_per_example": forward,
+         "training_flops_per_example": 3 * forward,
+         "executed_flops_per_example": checkpointed * forward}
+  row.update(model_kind=kind, residual_attention=residual_attention)
+  if kind == "pretraining":
+    row["batch_fill"] = _batch_fill(batch_arrays)
+  return row
 
 
 def run_capped(spec, steps, timeout, max_rss_mb, min_available_mb):
@@ -456,6 +571,11 @@ def gpu_plan(results_dir):
 def main():
   parser = argparse.ArgumentParser(description=__doc__,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument("--model_kind", default="hotpotqa", choices=MODEL_KINDS,
+                      help="the HotpotQA fine-tuning step or the pretraining step (MLM + CPC)")
+  parser.add_argument("--residual_attention", default="none", choices=["none", "sum"],
+                      help="RealFormer scores on top of the model config (the official configs: "
+                           "none; the pretraining recipe: sum)")
   parser.add_argument("--models", default="base,large")
   parser.add_argument("--long_len", type=int, default=4096)
   parser.add_argument("--global_len", type=int, default=256)
@@ -491,7 +611,9 @@ def main():
     spec = json.loads(args.child)
     print(json.dumps(_one(spec["model"], spec["long_len"], spec["global_len"], spec["batch"],
                           spec["grad_checkpointing_period"], spec.get("layers", 0),
-                          args.steps, spec.get("precision", ""))))
+                          args.steps, spec.get("precision", ""),
+                          spec.get("model_kind", "hotpotqa"),
+                          spec.get("residual_attention", "none"))))
     return
 
   plan = []
@@ -502,7 +624,9 @@ def main():
         for batch in (int(b) for b in args.batches.split(",")):
           plan.append({"model": model, "layers": layers, "grad_checkpointing_period": period,
                        "batch": batch, "long_len": args.long_len,
-                       "global_len": args.global_len, "precision": args.mixed_precision})
+                       "global_len": args.global_len, "precision": args.mixed_precision,
+                       "model_kind": args.model_kind,
+                       "residual_attention": args.residual_attention})
   rows = []
   for i, spec in enumerate(plan):
     print(f"[{i + 1}/{len(plan)}] {spec} ...", flush=True)
@@ -526,14 +650,21 @@ def main():
     for key, value in values.items():
       print(f"extrapolated to {value['layers']} layers, {what}, {key}: "
             f"{value['full_depth']:.0f} MB ({value['per_layer']:.0f} MB per layer)")
-  result = {"benchmark": "memory_per_example", "task_model": "tasks.hotpotqa HotpotQaModel",
+  sys.path.insert(0, _ROOT)
+  pretraining = args.model_kind == "pretraining"
+  result = {"benchmark": "memory_per_example", "model_kind": args.model_kind,
+            "task_model": ("etc_realformer.models.pretraining EtcPretrainingModel (MLM 0.8 + "
+                           "CPC 0.2)" if pretraining else "tasks.hotpotqa HotpotQaModel"),
+            "residual_attention": args.residual_attention,
             "long_len": args.long_len, "global_len": args.global_len, "steps": args.steps,
-            "dtype": args.mixed_precision or "float32", "optimizer": "adamw",
+            "dtype": args.mixed_precision or "float32",
+            "optimizer": "lamb" if pretraining else "adamw",
             "max_rss_mb": args.max_rss_mb,
+            **({"data_config": dataclasses.asdict(_data_config(args.long_len, args.global_len))}
+               if pretraining else {}),
             "min_available_mb": args.min_available_mb,
             "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
             "per_example_mb": increments, "extrapolated_mb": extrapolated, "rows": rows}
-  sys.path.insert(0, _ROOT)
   from etc_realformer.io_utils import atomic_write_json  # pylint: disable=g-import-not-at-top
   atomic_write_json(args.output, result, sort_keys=False)
   print(f"\nwrote {args.output}")

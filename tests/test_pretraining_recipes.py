@@ -18,7 +18,7 @@ import pretrain_fixtures as fx
 from etc_realformer.training import pretraining_run
 from etc_realformer.training import run_config as run_config_lib
 
-STEPS, KILL_AT = 6, 2
+STEPS, KILL_AT = 4, 2
 
 
 def _shrunk(accumulation: int):
