@@ -28,15 +28,51 @@ import child_runs
 HIDDEN, HEADS, FF, RADIUS = 768, 12, 3072, 84
 
 
+def block_step(impl, length, global_len, residual):
+  """One ETC-base TransformerBlock (dropout 0) on random inputs: (step, block), where step()
+  returns the gradients of a squared-output loss (forward + backward). With residual attention
+  the previous layer's scores are random tensors of the carried shapes."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+  from etc_realformer import ops  # pylint: disable=g-import-not-at-top
+  from etc_realformer.layers import TransformerBlock  # pylint: disable=g-import-not-at-top
+
+  rng = np.random.default_rng(0)
+  long_x = tf.constant(rng.normal(size=(1, length, HIDDEN)), tf.float32)
+  global_x = tf.constant(rng.normal(size=(1, global_len, HIDDEN)), tf.float32)
+  sentence_ids = tf.minimum(tf.range(length)[None] // 16, global_len - 1)
+  side = ops.make_side_inputs(tf.ones([1, length], tf.int32), tf.ones([1, global_len], tf.int32),
+                              sentence_ids, RADIUS, 12)
+  block = TransformerBlock(HIDDEN, HEADS, RADIUS, FF, relative_vocab_size=32,
+                           hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                           residual_attention=residual, layer_index=1, implementation=impl)
+  block.build(None)
+  prev = [None, None]
+  if residual != "none":
+    b = RADIUS + 1
+    nb = -(-length // b)
+    long_shape = ([1, HEADS, nb, b, 3 * b + global_len] if impl == "blocked" else
+                  [1, HEADS, length, length + global_len])
+    prev = [tf.random.normal(long_shape), tf.random.normal([1, HEADS, global_len,
+                                                            global_len + length])]
+
+  def step():
+    with tf.GradientTape() as tape:
+      out = block(long_x, global_x, side, long_scores=prev[0], global_scores=prev[1],
+                  training=True)
+      loss = tf.reduce_sum(out["long_output"] ** 2) + tf.reduce_sum(out["global_output"] ** 2)
+    return tape.gradient(loss, block.trainable_variables)
+
+  return step, block
+
+
 def _one(impl, length, residual, repeats, jit, fixed_global_len=0):
   """Measures one configuration in this process; returns a dict."""
   os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   import tf_keras  # pylint: disable=g-import-not-at-top
-
-  from etc_realformer import ops  # pylint: disable=g-import-not-at-top
-  from etc_realformer.layers import TransformerBlock  # pylint: disable=g-import-not-at-top
 
   global_len = fixed_global_len or max(1, length // 16)
   rng = np.random.default_rng(0)
@@ -65,29 +101,7 @@ def _one(impl, length, residual, repeats, jit, fixed_global_len=0):
         loss = tf.reduce_sum(forward(tokens) ** 2)
       return tape.gradient(loss, variables)
   else:
-    long_ids = tf.ones([1, length], tf.int32)
-    global_ids = tf.ones([1, global_len], tf.int32)
-    sentence_ids = tf.minimum(tf.range(length)[None] // 16, global_len - 1)
-    side = ops.make_side_inputs(long_ids, global_ids, sentence_ids, RADIUS, 12)
-    block = TransformerBlock(HIDDEN, HEADS, RADIUS, FF, relative_vocab_size=32,
-                             hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
-                             residual_attention=residual, layer_index=1, implementation=impl)
-    block.build(None)
-    prev = [None, None]
-    if residual != "none":
-      b = RADIUS + 1
-      nb = -(-length // b)
-      long_shape = ([1, HEADS, nb, b, 3 * b + global_len] if impl == "blocked" else
-                    [1, HEADS, length, length + global_len])
-      prev = [tf.random.normal(long_shape), tf.random.normal([1, HEADS, global_len,
-                                                              global_len + length])]
-
-    def step():
-      with tf.GradientTape() as tape:
-        out = block(long_x, global_x, side, long_scores=prev[0], global_scores=prev[1],
-                    training=True)
-        loss = tf.reduce_sum(out["long_output"] ** 2) + tf.reduce_sum(out["global_output"] ** 2)
-      return tape.gradient(loss, block.trainable_variables)
+    step = block_step(impl, length, global_len, residual)[0]
 
   step_fn = tf.function(step, jit_compile=jit)
   # Resident memory with weights and inputs in place, before any step runs.

@@ -4,7 +4,8 @@ part of the attention, next to the machine's matmul rate measured in the same ru
 One TransformerBlock at ETC-base widths (hidden 768, 12 heads, feed-forward 3072, radius 84,
 relative vocabulary 32) on L long and G global tokens (default 4,096 and 256), batch 1,
 float32, dropout 0, residual attention "none" and "sum" (previous-layer scores fed in as a
-middle layer sees them), each in its own process. Per configuration:
+middle layer sees them): attention_scaling.py's step, each in its own process. Per
+configuration:
   seconds     median wall time of a forward + backward step (tf.function), unprofiled
   share       the step's analytic FLOPs (etc_realformer/flops.py, 3x the forward pass) per
               second, as a share of the float32 matmul rate measured in the same process
@@ -30,9 +31,11 @@ import platform
 import tempfile
 import time
 
+import attention_scaling
 import child_runs
+from attention_scaling import FF, HEADS, HIDDEN, RADIUS
 
-HIDDEN, HEADS, FF, RADIUS, REL_DISTANCE, REL_VOCAB = 768, 12, 3072, 84, 12, 32
+REL_DISTANCE, REL_VOCAB = 12, 32   # attention_scaling.block_step's
 # Name scopes -> part, most specific first (a gradient op's name holds its forward op's scopes).
 PARTS = ("l2l_scores", "l2g_scores", "l2l_context", "l2g_context", "g2g_scores", "g2l_scores",
          "g2g_context", "g2l_context", "relative", "softmax", "blocking", "projections",
@@ -100,35 +103,10 @@ def one(long_len, global_len, residual, repeats, profile_steps):
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
-  from etc_realformer import ops  # pylint: disable=g-import-not-at-top
   from etc_realformer.config import EtcConfig  # pylint: disable=g-import-not-at-top
   from etc_realformer.flops import layer_forward_flops  # pylint: disable=g-import-not-at-top
-  from etc_realformer.layers import TransformerBlock  # pylint: disable=g-import-not-at-top
 
-  rng = np.random.default_rng(0)
-  long_x = tf.constant(rng.normal(size=(1, long_len, HIDDEN)), tf.float32)
-  global_x = tf.constant(rng.normal(size=(1, global_len, HIDDEN)), tf.float32)
-  sentence_ids = tf.minimum(tf.range(long_len)[None] // 16, global_len - 1)
-  side = ops.make_side_inputs(tf.ones([1, long_len], tf.int32),
-                              tf.ones([1, global_len], tf.int32), sentence_ids, RADIUS,
-                              REL_DISTANCE)
-  block = TransformerBlock(HIDDEN, HEADS, RADIUS, FF, relative_vocab_size=REL_VOCAB,
-                           hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
-                           residual_attention=residual, layer_index=1)
-  block.build(None)
-  prev = [None, None]
-  if residual != "none":
-    b = RADIUS + 1
-    prev = [tf.random.normal([1, HEADS, -(-long_len // b), b, 3 * b + global_len]),
-            tf.random.normal([1, HEADS, global_len, global_len + long_len])]
-
-  @tf.function
-  def step():
-    with tf.GradientTape() as tape:
-      out = block(long_x, global_x, side, long_scores=prev[0], global_scores=prev[1],
-                  training=True)
-      loss = tf.reduce_sum(out["long_output"] ** 2) + tf.reduce_sum(out["global_output"] ** 2)
-    return tape.gradient(loss, block.trainable_variables)
+  step = tf.function(attention_scaling.block_step("blocked", long_len, global_len, residual)[0])
 
   run = lambda: tf.nest.map_structure(lambda t: t.numpy(), step())  # pylint: disable=unnecessary-lambda-assignment
   run()  # trace and warm up
