@@ -44,8 +44,15 @@ CALL_OPS = {"PartitionedCall", "StatefulPartitionedCall", "While", "If", "Statel
             "StatelessWhile"}
 
 
+# Scopes of ops that run outside the layer's scopes (the relative lookups' gradient function).
+ALIASES = {"select_by_id_grad": "relative"}
+
+
 def part_of(node_name: str) -> str:
   scopes = node_name.split("/")
+  for alias, part in ALIASES.items():
+    if any(scope.startswith(alias) for scope in scopes):   # also "<alias>_1", ...
+      return part
   for part in PARTS:
     if any(part in scope for scope in scopes):
       return part

@@ -28,7 +28,9 @@ def select_by_id(table: tf.Tensor, ids: tf.Tensor) -> tf.Tensor:
     out = tf.einsum("bhqr,bqkr->bhqk", values, one_hot())
 
     def grad(upstream):  # upstream [B, heads, Q, K]
-      return tf.einsum("bhqk,bqkr->bhqr", upstream, one_hot())
+      # A gradient function runs outside the caller's name scopes: named for op profiles.
+      with tf.name_scope("select_by_id_grad"):
+        return tf.einsum("bhqk,bqkr->bhqr", upstream, one_hot())
 
     return out, grad
 
