@@ -12,8 +12,9 @@ configuration:
   ops         TensorFlow's profiler over --profile_steps steps: time per op kind (MatMul,
               Einsum, Mul, ...) and per part, from the name scopes of the attention layer
               (projections, blocking, l2l/l2g/g2g/g2l scores and contexts, relative, softmax
-              with the residual sum and masks, output projections) and of the block (feed
-              forward, layer norms); gradient ops count with the part they differentiate.
+              with the residual sum and masks, output projections; etc_realformer/ops/
+              profiling.py, switched on here only) and of the block (feed forward, layer
+              norms); gradient ops count with the part they differentiate.
 Op times are the profiler's (with its overhead), so they are given as shares of the profiled
 op time; the unprofiled step time is the figure to compare.
 
@@ -113,6 +114,8 @@ def one(long_len, global_len, residual, repeats, profile_steps):
   from etc_realformer.config import EtcConfig  # pylint: disable=g-import-not-at-top
   from etc_realformer.flops import layer_forward_flops  # pylint: disable=g-import-not-at-top
 
+  from etc_realformer.ops import profiling  # pylint: disable=g-import-not-at-top
+  profiling.SCOPES = True   # name the attention's parts (off by default: it moves last bits)
   step = tf.function(attention_scaling.block_step("blocked", long_len, global_len, residual)[0])
 
   run = lambda: tf.nest.map_structure(lambda t: t.numpy(), step())  # pylint: disable=unnecessary-lambda-assignment

@@ -30,6 +30,7 @@ from etc_realformer.config import RESIDUAL_MODES, EtcConfig, layer_options, opti
 from etc_realformer.layers.dropout import SeededDropout
 from etc_realformer.ops import blocking
 from etc_realformer.ops import lookup
+from etc_realformer.ops import profiling
 
 _COMPONENTS = ("l2l", "l2g", "g2g", "g2l")
 # Which input stream each projection of each component reads.
@@ -292,18 +293,18 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     global_input = tf.cast(global_input, self.compute_dtype)
     seed = dropout_seed  # None: SeededDropout draws a fresh one per call
     side_inputs = {k: tf.cast(v, tf.int32) for k, v in side_inputs.items() if v is not None}
-    # Name scopes mark the parts of the attention in op profiles (benchmarks/layer_profile.py).
-    with tf.name_scope("projections"):
+    # profiling.part: name scopes for op profiles, off by default (ops/profiling.py).
+    with profiling.part("projections"):
       p = self._project(long_input, global_input)  # scaled queries
     use_rel = bool(self.relative_vocab_size)
-    with tf.name_scope("long_path"):
+    with profiling.part("long_path"):
       long_path = self._long_blocked if self.implementation == "blocked" else self._long_dense
       long_out, long_carry, long_probs = long_path(p, side_inputs, long_scores, training, use_rel,
                                                    seed)
-    with tf.name_scope("global_path"):
+    with profiling.part("global_path"):
       global_out, global_carry, global_probs = self._global(p, side_inputs, global_scores,
                                                             training, use_rel, seed)
-    with tf.name_scope("output_projections"):
+    with profiling.part("output_projections"):
       result = {
           "long_output": self._output(long_out, "long"),
           "global_output": self._output(global_out, "global"),
@@ -320,7 +321,7 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     b = r + 1
     long_len = blocking.static_or_dynamic(p["l2l_q"], 2)
     global_len = blocking.static_or_dynamic(p["l2g_k"], 2)
-    with tf.name_scope("blocking"):
+    with profiling.part("blocking"):
       blocked = side if blocking.BLOCKED_MASK in side else blocking.blocked_side_inputs(side, r)
       q_local = blocking.split_into_blocks(p["l2l_q"], b, axis=2)  # [B, h, nb, b, d]
       q_global = (q_local if p["l2g_q"] is p["l2l_q"] else
@@ -329,38 +330,38 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
           blocking.split_into_blocks(p["l2l_k"], b, axis=2), block_axis=2)  # [B, h, nb, 3b, d]
       v_local = blocking.concat_neighbor_blocks(
           blocking.split_into_blocks(p["l2l_v"], b, axis=2), block_axis=2)  # [B, h, nb, 3b, d]
-    with tf.name_scope("l2l_scores"):
+    with profiling.part("l2l_scores"):
       l2l = tf.einsum("bhnqd,bhnkd->bhnqk", q_local, k_local)  # [B, h, nb, b, 3b]
-    with tf.name_scope("l2g_scores"):
+    with profiling.part("l2g_scores"):
       l2g = tf.einsum("bhnqd,bhgd->bhnqg", q_global, p["l2g_k"])  # [B, h, nb, b, G]
     logits = [l2l, l2g]
     if use_rel:
-      with tf.name_scope("relative"):
+      with profiling.part("relative"):
         rel = self._relative_logits(
             (q_local, q_global),
             (blocked[blocking.BLOCKED_L2L_IDS], blocked[blocking.BLOCKED_L2G_IDS]), "long")
         logits = [logits[0] + rel[0], logits[1] + rel[1]]
     mask = blocked[blocking.BLOCKED_MASK]  # [B, nb, b, 3b + G]
     if self.num_persistent_memory:
-      with tf.name_scope("memory"):
+      with profiling.part("memory"):
         logits.append(self._memory_logits(q_local))  # [B, h, nb, b, M]
         mask = tf.concat([mask, self._memory_mask(mask)], axis=-1)
-    with tf.name_scope("softmax"):
+    with profiling.part("softmax"):
       scores = tf.concat(logits, axis=-1)  # [B, h, nb, b, 3b + G (+ M)]
       att, carry = self._residual(scores, prev, "local")
       probs, dropped = self._softmax(att, mask, training, seed, "local")
       # tf.split, not slicing: the gradient of a split is one concat, that of each slice a
       # zero-filled full-size tensor (summed afterwards).
       parts = tf.split(dropped, [3 * b, global_len] + self._memory_split(), axis=-1)
-    with tf.name_scope("l2l_context"):
+    with profiling.part("l2l_context"):
       context = tf.einsum("bhnqk,bhnkd->bhnqd", parts[0], v_local)  # [B, h, nb, b, d]
-    with tf.name_scope("l2g_context"):
+    with profiling.part("l2g_context"):
       context += tf.einsum("bhnqg,bhgd->bhnqd", parts[1], p["l2g_v"])
     if self.num_persistent_memory:
-      with tf.name_scope("memory"):
+      with profiling.part("memory"):
         context += tf.einsum("bhnqm,mhd->bhnqd", parts[2],
                              tf.cast(self.memory_values, context.dtype))
-    with tf.name_scope("blocking"):
+    with profiling.part("blocking"):
       context = blocking.merge_blocks(context, long_len, axis=2)  # [B, h, L, d]
     return context, carry, probs
 
@@ -376,14 +377,14 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     return self._finish_dense(p, logits, masks, prev, training, seed, "local", ("l2l", "l2g"))
 
   def _global(self, p, side, prev, training, use_rel, seed):
-    with tf.name_scope("g2g_scores"):
+    with profiling.part("g2g_scores"):
       g2g = tf.einsum("bhqd,bhkd->bhqk", p["g2g_q"], p["g2g_k"])  # [B, h, G, G]
-    with tf.name_scope("g2l_scores"):
+    with profiling.part("g2l_scores"):
       g2l = tf.einsum("bhqd,bhkd->bhqk", p["g2l_q"], p["g2l_k"])  # [B, h, G, L]
     logits = [g2g, g2l]
     masks = [side["g2g_att_mask"], side["g2l_att_mask"]]
     if use_rel:
-      with tf.name_scope("relative"):
+      with profiling.part("relative"):
         rel = self._relative_logits((p["g2g_q"], p["g2l_q"]),
                                     (side["g2g_relative_att_ids"], side["g2l_relative_att_ids"]),
                                     "global")
@@ -396,21 +397,21 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     first_len = blocking.static_or_dynamic(p[f"{components[0]}_k"], 2)
     second_len = blocking.static_or_dynamic(p[f"{components[1]}_k"], 2)
     if self.num_persistent_memory:
-      with tf.name_scope("memory"):
+      with profiling.part("memory"):
         logits.append(self._memory_logits(p[f"{components[0]}_q"]))  # [B, h, Q, M]
         masks.append(self._memory_mask(masks[1]))
-    with tf.name_scope("softmax"):
+    with profiling.part("softmax"):
       scores = tf.concat(logits, axis=-1)  # [B, h, Q, K1 + K2 (+ M)]
       mask = tf.concat(masks, axis=-1)  # [B, Q, K]
       att, carry = self._residual(scores, prev, path)
       probs, dropped = self._softmax(att, mask, training, seed, path)
       parts = tf.split(dropped, [first_len, second_len] + self._memory_split(), axis=-1)
-    with tf.name_scope(f"{components[0]}_context"):
+    with profiling.part(f"{components[0]}_context"):
       context = tf.einsum("bhqk,bhkd->bhqd", parts[0], p[f"{components[0]}_v"])  # [B,h,Q,d]
-    with tf.name_scope(f"{components[1]}_context"):
+    with profiling.part(f"{components[1]}_context"):
       context += tf.einsum("bhqk,bhkd->bhqd", parts[1], p[f"{components[1]}_v"])
     if self.num_persistent_memory:
-      with tf.name_scope("memory"):
+      with profiling.part("memory"):
         context += tf.einsum("bhqm,mhd->bhqd", parts[2],
                              tf.cast(self.memory_values, context.dtype))
     return context, carry, probs

@@ -9,6 +9,8 @@ large as R copies of the ids, so it is not kept for the backward pass: the gradi
 
 import tensorflow as tf
 
+from etc_realformer.ops import profiling
+
 
 def select_by_id(table: tf.Tensor, ids: tf.Tensor) -> tf.Tensor:
   """table [B, heads, Q, R] (float), ids [B, Q, K] (int) -> [B, heads, Q, K].
@@ -28,8 +30,8 @@ def select_by_id(table: tf.Tensor, ids: tf.Tensor) -> tf.Tensor:
     out = tf.einsum("bhqr,bqkr->bhqk", values, one_hot())
 
     def grad(upstream):  # upstream [B, heads, Q, K]
-      # A gradient function runs outside the caller's name scopes: named for op profiles.
-      with tf.name_scope("select_by_id_grad"):
+      # A gradient function runs outside the caller's name scopes (ops/profiling.py).
+      with profiling.part("select_by_id_grad"):
         return tf.einsum("bhqk,bqkr->bhqr", upstream, one_hot())
 
     return out, grad
