@@ -52,6 +52,29 @@ def _peak_rss_gb():
   return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2  # KB on Linux
 
 
+def restore_for_evaluation(run_dir, run_config):
+  """A freshly built pretraining model (heads included) holding the last checkpoint of the
+  pretraining run in `run_dir`, compiled for `evaluate` -> (model, checkpoint path)."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+  from etc_realformer import EtcConfig  # pylint: disable=g-import-not-at-top
+  from etc_realformer.models import EtcPretrainingModel  # pylint: disable=g-import-not-at-top
+
+  train = run_config["train"]
+  model = EtcPretrainingModel(EtcConfig.from_dict(dict(run_config["model"])),
+                              mlm_loss_weight=train.get("mlm_loss_weight", 0.8),
+                              cpc_loss_weight=train.get("cpc_loss_weight", 0.2),
+                              cpc_group_size=train.get("cpc_group_size", 0), name="pretraining")
+  model.build()
+  latest = tf.train.latest_checkpoint(os.path.join(run_dir, "checkpoints"))
+  if not latest:
+    raise FileNotFoundError(f"{run_dir}/checkpoints: no checkpoint")
+  tf.train.Checkpoint(model=model).restore(latest).expect_partial() \
+      .assert_existing_objects_matched()
+  model.compile()
+  return model, latest
+
+
 # --------------------------------------------------------------------------- child process
 def _child(spec):
   """Trains one configuration, evaluates it on the held-out data; returns a dict."""
@@ -60,9 +83,7 @@ def _child(spec):
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   import tf_keras  # pylint: disable=g-import-not-at-top
 
-  from etc_realformer import EtcConfig  # pylint: disable=g-import-not-at-top
   from etc_realformer.data import tfrecords  # pylint: disable=g-import-not-at-top
-  from etc_realformer.models import EtcPretrainingModel  # pylint: disable=g-import-not-at-top
   from etc_realformer.training import pretraining_run  # pylint: disable=g-import-not-at-top
 
   run_config = spec["run_config"]
@@ -117,15 +138,7 @@ def _child(spec):
     return float(np.mean([v[name] for v in tail])) if tail else None
 
   # Held-out evaluation: the run's final checkpoint in a freshly built model.
-  model = EtcPretrainingModel(EtcConfig.from_dict(dict(run_config["model"])),
-                              mlm_loss_weight=train.get("mlm_loss_weight", 0.8),
-                              cpc_loss_weight=train.get("cpc_loss_weight", 0.2),
-                              name="pretraining")
-  model.build()
-  latest = tf.train.latest_checkpoint(os.path.join(spec["run_dir"], "checkpoints"))
-  status = tf.train.Checkpoint(model=model).restore(latest)
-  status.expect_partial().assert_existing_objects_matched()
-  model.compile()
+  model, _ = restore_for_evaluation(spec["run_dir"], run_config)
   data_config, _ = tfrecords.read_data_config(spec["heldout_data"])
   files = tfrecords.expand_files(os.path.join(spec["heldout_data"], "*.tfrecord"))
   dataset = tfrecords.make_dataset(files, data_config, train["batch_size"], repeat=False)

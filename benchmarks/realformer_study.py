@@ -384,27 +384,12 @@ def _tail(path, lines=4):
 
 def _child_eval(spec):
   """Held-out MLM / CPC accuracy of a run's last checkpoint (training=False, file order)."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-
-  from etc_realformer import EtcConfig  # pylint: disable=g-import-not-at-top
   from etc_realformer.data import tfrecords  # pylint: disable=g-import-not-at-top
-  from etc_realformer.models import EtcPretrainingModel  # pylint: disable=g-import-not-at-top
+  from pretraining import restore_for_evaluation  # pylint: disable=g-import-not-at-top  (benchmarks/)
 
   run_dir = spec["run_dir"]
-  run_config = _read_json(os.path.join(run_dir, "run_config.json"))
-  train = run_config["train"]
-  # As benchmarks/pretraining.py: the run's last checkpoint (heads included) in a fresh model.
-  model = EtcPretrainingModel(EtcConfig.from_dict(dict(run_config["model"])),
-                              mlm_loss_weight=train.get("mlm_loss_weight", 0.8),
-                              cpc_loss_weight=train.get("cpc_loss_weight", 0.2),
-                              cpc_group_size=train.get("cpc_group_size", 0), name="pretraining")
-  model.build()
-  latest = tf.train.latest_checkpoint(os.path.join(run_dir, "checkpoints"))
-  if not latest:
-    raise FileNotFoundError(f"{run_dir}/checkpoints: no checkpoint")
-  tf.train.Checkpoint(model=model).restore(latest).expect_partial() \
-      .assert_existing_objects_matched()
-  model.compile()
+  model, latest = restore_for_evaluation(
+      run_dir, _read_json(os.path.join(run_dir, "run_config.json")))
   data_config, _ = tfrecords.read_data_config(spec["heldout_data"])
   files = tfrecords.expand_files(os.path.join(spec["heldout_data"], "*.tfrecord"))
   batch = spec["batch_size"]
