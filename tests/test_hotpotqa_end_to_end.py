@@ -1,7 +1,7 @@
 """HotpotQA end to end on the benchmark-style data (ten long paragraphs, held-out template
 families): the demo (generate, fine-tune, export, predict, score) beats the trivial baseline,
-also on questions about unseen names and in paragraph families it never saw; CLIs;
-pretrained-encoder initialisation."""
+also on questions about unseen names, and finds supporting facts in paragraph families it never
+saw; CLIs; pretrained-encoder initialisation."""
 
 import json
 import os
@@ -59,15 +59,21 @@ def test_demo_beats_the_trivial_baseline(demo_run):
 @pytest.mark.slow
 def test_demo_beats_the_baseline_on_unseen_names_and_unseen_templates(demo_run):
   # Unseen names: the answers cannot be remembered, only read. Unseen templates: paragraphs
-  # written by families never seen in training. Measured answer / sp F1 margins over the
-  # baseline: dev_unseen 0.250 / 0.369; dev_unseen_templates 0.040 / 0.142;
-  # test_unseen_templates 0.064 / 0.194.
+  # written by families never seen in training. Answer / sp F1 margins over the baseline,
+  # training seeds 0 / 1 / 2 on one machine (seed 0 on another in brackets):
+  #   dev_unseen             +0.250 / +0.234 / +0.120 answers, +0.37 / +0.32 / +0.31 sp
+  #   dev_unseen_templates   +0.040 / -0.027 / -0.030 [+0.040], sp +0.14 / +0.05 / +0.14
+  #   test_unseen_templates  +0.071 / -0.040 / -0.011 [+0.064], sp +0.19 / +0.05 / +0.16
+  # The held-out families' supporting facts are found on every seed; their answers beat the
+  # "yes" baseline on seed 0 only, so they are not asserted (docs/long_documents.md).
   _, summary = demo_run
   assert set(summary["splits"]) == {"dev_unseen", "dev_unseen_templates",
                                     "test_unseen_templates"}
-  for split in ("dev_unseen", "dev_unseen_templates", "test_unseen_templates"):
+  gains = margins(summary["splits"]["dev_unseen"])
+  assert gains["f1"] >= 0.06 and gains["sp_f1"] >= 0.15, gains
+  for split in ("dev_unseen_templates", "test_unseen_templates"):
     gains = margins(summary["splits"][split])
-    assert gains["f1"] >= 0.03 and gains["sp_f1"] >= 0.04, (split, gains)
+    assert gains["sp_f1"] >= 0.03, (split, gains)
 
 
 @pytest.mark.slow
