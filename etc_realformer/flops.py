@@ -6,8 +6,11 @@ blocked long-to-long attention that includes the wasted slots: each query is sco
 its window, and the long axis is padded up to whole blocks. `useful_*` entries count only the
 2r + 1 window keys of the L real queries, so `blocked_waste` is the share of attention products
 spent on slots the mask throws away. Relative positions are counted as computed here: the
-per-id table q.a (Q x R per head) and its one-hot lookup (Q x K x R per head). Element-wise work
-(softmax, LayerNorm, GELU, masks) is not counted; it is memory-bound, not FLOP-bound.
+per-id table q.a (Q x R per head) and the one-hot lookups of the long-to-long and
+global-to-global ids (Q x K x R per head). The long-to-global and global-to-long ids of ETC's side
+inputs hold two values, which ops/lookup.py selects element-wise, so those lookups are not
+counted. Element-wise work (softmax, LayerNorm, GELU, masks, selects) is not counted; it is
+memory-bound, not FLOP-bound.
 
 A training step is counted as 3x the forward pass (the backward pass runs two products of the
 same size for each forward product). With `grad_checkpointing_period` > 0 the backward pass also
@@ -62,8 +65,7 @@ def layer_forward_flops(config: EtcConfig, long_len: int, global_len: int,
     long_tables = 1 if names["l2l_q"] == names["l2g_q"] else 2
     global_tables = 1 if names["g2g_q"] == names["g2l_q"] else 2
     parts["relative"] = (2.0 * (long_tables * queries + global_tables * glen) * inner * rel_vocab +
-                         2.0 * heads * rel_vocab * (queries * l2l_keys + queries * glen +
-                                                    glen * glen + glen * length))
+                         2.0 * heads * rel_vocab * (queries * l2l_keys + glen * glen))
   else:
     parts["relative"] = 0.0
   parts["output_projection"] = 2.0 * (length + glen) * inner * hidden

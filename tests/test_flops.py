@@ -22,13 +22,14 @@ def test_blocked_layer_counted_by_hand():
   assert parts["l2g"] == 2 * (2 * 6 * 2 * 8)
   assert parts["g2g"] == 2 * (2 * 2 * 2 * 8)
   assert parts["g2l"] == 2 * (2 * 2 * 5 * 8)
-  # One per-id table per path (shared queries), then one-hot lookups over every score.
-  assert parts["relative"] == 2 * (6 + 2) * 8 * 6 + 2 * 2 * 6 * (6 * 6 + 6 * 2 + 2 * 2 + 2 * 5)
+  # One per-id table per path (shared queries), then one-hot lookups over the l2l and g2g scores
+  # (the l2g and g2l ids hold two values and are selected element-wise).
+  assert parts["relative"] == 2 * (6 + 2) * 8 * 6 + 2 * 2 * 6 * (6 * 6 + 2 * 2)
   assert parts["output_projection"] == 2 * 7 * 8 * 8
   assert parts["feed_forward"] == 2 * (2 * 7 * 8 * 16)
   assert parts["memory"] == 0
   total = flops.encoder_flops(_config(num_hidden_layers=3), 5, 2, batch_size=2)
-  assert total["forward"] == 2 * 3 * 11408
+  assert total["forward"] == 2 * 3 * (11408 - 2 * 2 * 6 * (6 * 2 + 2 * 5))
   assert total["training_step"] == 3 * total["forward"]
   # 5 queries x 3 window keys are useful out of 6 x 6 computed.
   assert total["blocked_waste"] == pytest.approx(1 - 15 / 36)
@@ -40,8 +41,8 @@ def test_dense_and_separate_projections():
   # Official ETC's unshared layout: 2 queries, 4 keys, 4 values. 5 read the long stream
   # (long q, l2l k/v, g2l k/v) and 5 the global stream (global q, g2g k/v, l2g k/v).
   assert parts["projections"] == 2 * 5 * 8 * 8 * 5 + 2 * 2 * 8 * 8 * 5
-  # One query projection per stream: one per-id table per path.
-  assert parts["relative"] == 2 * (5 + 2) * 8 * 6 + 2 * 2 * 6 * (5 * 5 + 5 * 2 + 4 + 10)
+  # One query projection per stream: one per-id table per path; l2l and g2g lookups.
+  assert parts["relative"] == 2 * (5 + 2) * 8 * 6 + 2 * 2 * 6 * (5 * 5 + 4)
 
 
 def test_memory_and_full_attention():

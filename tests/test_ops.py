@@ -141,25 +141,66 @@ def test_paragraph_contexts_and_hard_g2l_exemption_by_hand():
                          long_paragraph_ids=tf.zeros([1, 6], tf.int32))
 
 
-def test_select_by_id_matches_gather_with_gradients():
+def _select_by_hand(table, ids, upstream):
+  """NumPy: out[b, h, q, k] = table[b, h, q, ids[b, q, k]] (0 outside [0, R)), and the gradient
+  of sum(out * upstream) w.r.t. the table."""
+  batch, heads, queries, num_ids = table.shape
+  out = np.zeros(upstream.shape, np.float64)
+  grad = np.zeros(table.shape, np.float64)
+  for b, q, k in np.ndindex(ids.shape):
+    i = ids[b, q, k]
+    if 0 <= i < num_ids:
+      out[b, :, q, k] = table[b, :, q, i]
+      grad[b, :, q, i] += upstream[b, :, q, k]
+  return out, grad
+
+
+# R = 4. Ids in two neighbouring values take the two-column path (ETC's long-to-global and
+# global-to-long pairs); any other ids the product over all R columns.
+ID_CASES = {
+    "random": lambda rng, shape: rng.integers(0, 4, size=shape),
+    "two_neighbours": lambda rng, shape: rng.integers(1, 3, size=shape),
+    "lowest_two": lambda rng, shape: rng.integers(0, 2, size=shape),
+    "highest_two": lambda rng, shape: rng.integers(2, 4, size=shape),
+    "one_value": lambda rng, shape: np.full(shape, 3),
+    "two_apart": lambda rng, shape: 2 * rng.integers(0, 2, size=shape),
+    "with_out_of_range": lambda rng, shape: rng.integers(3, 5, size=shape),
+    "below_range": lambda rng, shape: rng.integers(-1, 1, size=shape),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ID_CASES))
+@pytest.mark.parametrize("graph", [False, True])
+def test_select_by_id_matches_a_loop_with_gradients(case, graph):
   rng = np.random.default_rng(3)
-  table = tf.constant(rng.normal(size=(2, 3, 5, 4)), tf.float32)  # [B, h, Q, R]
-  ids = tf.constant(rng.integers(0, 4, size=(2, 5, 6)), tf.int32)  # [B, Q, K]
-  upstream = tf.constant(rng.normal(size=(2, 3, 5, 6)), tf.float32)
-  with tf.GradientTape(persistent=True) as tape:
-    tape.watch(table)
-    got = ops.select_by_id(table, ids)
-    expected = tf.gather(table, tf.broadcast_to(ids[:, None], [2, 3, 5, 6]), axis=3,
-                         batch_dims=3)
-    got_loss = tf.reduce_sum(got * upstream)
-    expected_loss = tf.reduce_sum(expected * upstream)
-  np.testing.assert_allclose(got, expected, rtol=1e-6)
-  np.testing.assert_allclose(tape.gradient(got_loss, table), tape.gradient(expected_loss, table),
-                             rtol=1e-5, atol=1e-6)
-  # By hand: one entry, and an id outside [0, R) selects 0.
-  assert float(got[1, 2, 3, 4]) == pytest.approx(float(table[1, 2, 3, int(ids[1, 3, 4])]))
-  out_of_range = ops.select_by_id(table, tf.fill([2, 5, 6], 7))
-  assert float(tf.reduce_max(tf.abs(out_of_range))) == 0.0
+  table = rng.normal(size=(2, 3, 5, 4)).astype(np.float32)  # [B, h, Q, R]
+  ids = ID_CASES[case](rng, (2, 5, 6)).astype(np.int32)  # [B, Q, K]
+  upstream = rng.normal(size=(2, 3, 5, 6)).astype(np.float32)
+
+  def run(t, i):
+    with tf.GradientTape() as tape:
+      tape.watch(t)
+      out = ops.select_by_id(t, i)
+      loss = tf.reduce_sum(out * upstream)
+    return out, tape.gradient(loss, t)
+
+  if graph:
+    run = tf.function(run)
+  got, got_grad = run(tf.constant(table), tf.constant(ids))
+  expected, expected_grad = _select_by_hand(table, ids, upstream)
+  # Forward: the selected values exactly (every other column is multiplied by an exact 0).
+  np.testing.assert_array_equal(got.numpy(), expected.astype(np.float32))
+  np.testing.assert_allclose(got_grad, expected_grad, rtol=1e-5, atol=1e-5)
+
+
+def test_select_by_id_two_column_path_under_mixed_precision():
+  rng = np.random.default_rng(4)
+  table = tf.constant(rng.normal(size=(1, 2, 3, 6)), tf.float16)
+  ids = tf.constant(rng.integers(4, 6, size=(1, 3, 7)), tf.int32)
+  got = ops.select_by_id(table, ids)
+  assert got.dtype == tf.float16
+  expected, _ = _select_by_hand(table.numpy(), ids.numpy(), np.zeros([1, 2, 3, 7]))
+  np.testing.assert_array_equal(got.numpy(), expected.astype(np.float16))
 
 
 def test_blocked_side_inputs_match_the_per_layer_conversion():
@@ -177,8 +218,11 @@ def test_blocked_side_inputs_match_the_per_layer_conversion():
   assert blocked["blocked_long_att_mask"].shape == (1, 4, 3, 3 * b + 3)
   np.testing.assert_array_equal(blocked["blocked_l2l_relative_att_ids"],
                                 ops.window_to_blocked(side["l2l_relative_att_ids"], 2))
-  np.testing.assert_array_equal(blocked["blocked_l2g_relative_att_ids"],
-                                ops.split_into_blocks(side["l2g_relative_att_ids"], b))
+  # Long-to-global ids: the 11 real rows as they are; the row that pads the last block repeats an
+  # id of the real rows, so the ids keep their two values (ops/lookup.py's two-column path).
+  l2g_ids = blocked["blocked_l2g_relative_att_ids"].numpy().reshape([1, 12, 3])
+  np.testing.assert_array_equal(l2g_ids[:, :11], side["l2g_relative_att_ids"])
+  assert set(np.unique(l2g_ids)) == set(np.unique(side["l2g_relative_att_ids"])) == {7, 8}
   # Query 0 (block 0, row 0) sees long tokens 0..2 at slots 3..5 and no token before 0.
   row = blocked["blocked_long_att_mask"].numpy()[0, 0, 0]
   assert row[:3].tolist() == [0, 0, 0] and row[3:6].tolist() == [1, 1, 1]

@@ -5,6 +5,12 @@ table holds at the pair's id: out[b, h, q, k] = table[b, h, q, ids[b, q, k]]. A 
 element by element and its gradient is a scatter-add; on CPUs both are several times slower than
 contracting the table with one_hot(ids) in a batched matrix product. The one-hot tensor is as
 large as R copies of the ids, so it is not kept for the backward pass: the gradient rebuilds it.
+
+When all ids of a call lie in two neighbouring values (ETC's long-to-global and global-to-long
+pairs hold only "other sentence" 2k+1 and "own sentence" 2k+2), the product runs over those two
+columns of the table instead of all R: the same values forward (every other column is multiplied
+by an exact 0), and a gradient R/2 times cheaper whose sums may differ from the full product's in
+their last bits. The check is one min and one max over the ids; other ids take the full product.
 """
 
 import tensorflow as tf
@@ -12,20 +18,13 @@ import tensorflow as tf
 from etc_realformer.ops import profiling
 
 
-def select_by_id(table: tf.Tensor, ids: tf.Tensor) -> tf.Tensor:
-  """table [B, heads, Q, R] (float), ids [B, Q, K] (int) -> [B, heads, Q, K].
-
-  out[b, h, q, k] = table[b, h, q, ids[b, q, k]]; an id outside [0, R) selects 0.
-  """
-  num_ids = table.shape[-1]
-  if num_ids is None:
-    raise ValueError("select_by_id needs the id axis (last) of `table` to be static")
-  ids = tf.cast(ids, tf.int32)
+def _one_hot_product(table: tf.Tensor, ids: tf.Tensor, num_ids: int) -> tf.Tensor:
+  """table [B, heads, Q, num_ids], ids [B, Q, K] in [0, num_ids) -> [B, heads, Q, K]."""
 
   @tf.custom_gradient
   def _select(values):
     def one_hot():
-      return tf.one_hot(ids, num_ids, dtype=values.dtype)  # [B, Q, K, R]
+      return tf.one_hot(ids, num_ids, dtype=values.dtype)  # [B, Q, K, num_ids]
 
     out = tf.einsum("bhqr,bqkr->bhqk", values, one_hot())
 
@@ -37,3 +36,45 @@ def select_by_id(table: tf.Tensor, ids: tf.Tensor) -> tf.Tensor:
     return out, grad
 
   return _select(table)
+
+
+def _select_of_two(pair: tf.Tensor, second: tf.Tensor) -> tf.Tensor:
+  """pair [B, heads, Q, 2], second bool [B, Q, K] -> [B, heads, Q, K]: pair[..., 1] where
+  `second`, else pair[..., 0]."""
+
+  @tf.custom_gradient
+  def _select(values):
+    out = tf.where(second[:, tf.newaxis], values[..., 1:], values[..., :1])
+
+    def grad(upstream):  # upstream [B, heads, Q, K]
+      with profiling.part("select_by_id_grad"):
+        weight = tf.cast(second, upstream.dtype)[:, tf.newaxis]  # [B, 1, Q, K]
+        on_second = tf.reduce_sum(upstream * weight, axis=-1)  # [B, heads, Q]
+        on_first = tf.reduce_sum(upstream * (1.0 - weight), axis=-1)
+        return tf.stack([on_first, on_second], axis=-1)
+
+    return out, grad
+
+  return _select(pair)
+
+
+def select_by_id(table: tf.Tensor, ids: tf.Tensor) -> tf.Tensor:
+  """table [B, heads, Q, R] (float), ids [B, Q, K] (int) -> [B, heads, Q, K].
+
+  out[b, h, q, k] = table[b, h, q, ids[b, q, k]]; an id outside [0, R) selects 0.
+  """
+  num_ids = table.shape[-1]
+  if num_ids is None:
+    raise ValueError("select_by_id needs the id axis (last) of `table` to be static")
+  ids = tf.cast(ids, tf.int32)
+  if num_ids <= 2:
+    return _one_hot_product(table, ids, num_ids)
+  low, high = tf.reduce_min(ids), tf.reduce_max(ids)
+  two_columns = tf.logical_and(high - low <= 1,
+                               tf.logical_and(low >= 0, low + 1 < num_ids))  # scalar bool
+
+  def on_two_columns():
+    pair = tf.slice(table, tf.stack([0, 0, 0, low]), [-1, -1, -1, 2])  # [B, heads, Q, 2]
+    return _select_of_two(pair, tf.equal(ids, low + 1))
+
+  return tf.cond(two_columns, on_two_columns, lambda: _one_hot_product(table, ids, num_ids))
