@@ -203,6 +203,12 @@ def test_select_by_id_two_column_path_under_mixed_precision():
   np.testing.assert_array_equal(got.numpy(), expected.astype(np.float16))
 
 
+def test_select_by_id_with_no_keys():
+  # No ids at all: the min and max of nothing must not pick the two-column path.
+  assert ops.select_by_id(tf.ones([1, 2, 3, 4]), tf.zeros([1, 3, 0], tf.int32)).shape == (
+      1, 2, 3, 0)
+
+
 def test_blocked_side_inputs_match_the_per_layer_conversion():
   long_ids = tf.constant([[1] * 9 + [0] * 2], tf.int32)
   global_ids = tf.constant([[1, 1, 0]], tf.int32)

@@ -70,8 +70,9 @@ def select_by_id(table: tf.Tensor, ids: tf.Tensor) -> tf.Tensor:
   if num_ids <= 2:
     return _one_hot_product(table, ids, num_ids)
   low, high = tf.reduce_min(ids), tf.reduce_max(ids)
-  two_columns = tf.logical_and(high - low <= 1,
-                               tf.logical_and(low >= 0, low + 1 < num_ids))  # scalar bool
+  # No ids at all give low = int32 max: then `low < num_ids - 1` is false.
+  two_columns = tf.logical_and(tf.logical_and(low >= 0, low < num_ids - 1),
+                               high - low <= 1)  # scalar bool
 
   def on_two_columns():
     pair = tf.slice(table, tf.stack([0, 0, 0, low]), [-1, -1, -1, 2])  # [B, heads, Q, 2]
