@@ -75,7 +75,8 @@ def select_by_id(table: tf.Tensor, ids: tf.Tensor) -> tf.Tensor:
                                high - low <= 1)  # scalar bool
 
   def on_two_columns():
-    pair = tf.slice(table, tf.stack([0, 0, 0, low]), [-1, -1, -1, 2])  # [B, heads, Q, 2]
+    # A gather, not a slice from `low`: XLA would compile a slice anew for each value of `low`.
+    pair = tf.gather(table, tf.stack([low, low + 1]), axis=-1)  # [B, heads, Q, 2]
     return _select_of_two(pair, tf.equal(ids, low + 1))
 
   return tf.cond(two_columns, on_two_columns, lambda: _one_hot_product(table, ids, num_ids))
