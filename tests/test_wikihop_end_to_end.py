@@ -41,7 +41,9 @@ def _pooled(scores_by_split, key):
 # last bits of the gradients, then another model). Seeds 0 / 1 / 2 on one machine: dev 0.360 /
 # 0.370 / 0.340, dev_unseen 0.340 / 0.390 / 0.345, dev_unseen_templates 0.260 / 0.290 / 0.285,
 # test_unseen_templates 0.355 / 0.370 / 0.305 against most mentioned 0.335 / 0.300 / 0.275 /
-# 0.260; seed 0 on another machine 0.385 / 0.395 / 0.350 / 0.360. One split of 200 items is too
+# 0.260; seed 0 on another machine 0.385 / 0.395 / 0.350 / 0.360. With the two-column relative
+# lookups (ops/lookup.py: other last bits again), seed 0 on the first machine: 0.375 / 0.395 /
+# 0.345 / 0.355. One split of 200 items is too
 # few to hold the comparison with most mentioned split by split (a binomial standard error of
 # about 0.033), so it is made on the splits' items pooled; the floor over random guessing holds
 # split by split.
