@@ -151,6 +151,6 @@ def blocked_side_inputs(side_inputs, local_radius: int):
         tf.cast(side_inputs["l2l_relative_att_ids"], tf.int32), local_radius)
     l2g_ids = tf.cast(side_inputs["l2g_relative_att_ids"], tf.int32)  # [B, L, G]
     # The rows added up to a whole block repeat an id the real rows hold (their outputs are
-    # dropped), so the ids keep their range and ops/lookup.py's two-column product applies.
+    # dropped), so the ids keep their range and ops/lookup.py's two-column path applies.
     out[BLOCKED_L2G_IDS] = split_into_blocks(l2g_ids, b, pad_value=l2g_ids[0, 0, 0])
   return out

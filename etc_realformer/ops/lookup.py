@@ -7,10 +7,11 @@ contracting the table with one_hot(ids) in a batched matrix product. The one-hot
 large as R copies of the ids, so it is not kept for the backward pass: the gradient rebuilds it.
 
 When all ids of a call lie in two neighbouring values (ETC's long-to-global and global-to-long
-pairs hold only "other sentence" 2k+1 and "own sentence" 2k+2), the product runs over those two
-columns of the table instead of all R: the same values forward (every other column is multiplied
-by an exact 0), and a gradient R/2 times cheaper whose sums may differ from the full product's in
-their last bits. The check is one min and one max over the ids; other ids take the full product.
+pairs hold only "other sentence" 2k+1 and "own sentence" 2k+2), the lookup is a select between
+those two columns of the table: the same values forward, and as its gradient a per-column sum of
+the upstream instead of a product with a rebuilt one-hot tensor (its sums may differ from the
+product's in their last bits). The check is one min and one max over the ids; other ids take the
+one-hot product.
 """
 
 import tensorflow as tf
@@ -19,7 +20,8 @@ from etc_realformer.ops import profiling
 
 
 def _one_hot_product(table: tf.Tensor, ids: tf.Tensor, num_ids: int) -> tf.Tensor:
-  """table [B, heads, Q, num_ids], ids [B, Q, K] in [0, num_ids) -> [B, heads, Q, K]."""
+  """table [B, heads, Q, num_ids], ids [B, Q, K] -> [B, heads, Q, K] (an id outside
+  [0, num_ids) selects 0)."""
 
   @tf.custom_gradient
   def _select(values):
@@ -67,8 +69,6 @@ def select_by_id(table: tf.Tensor, ids: tf.Tensor) -> tf.Tensor:
   if num_ids is None:
     raise ValueError("select_by_id needs the id axis (last) of `table` to be static")
   ids = tf.cast(ids, tf.int32)
-  if num_ids <= 2:
-    return _one_hot_product(table, ids, num_ids)
   low, high = tf.reduce_min(ids), tf.reduce_max(ids)
   # No ids at all give low = int32 max: then `low < num_ids - 1` is false.
   two_columns = tf.logical_and(tf.logical_and(low >= 0, low < num_ids - 1),
