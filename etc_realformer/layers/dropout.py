@@ -3,6 +3,7 @@
 import tensorflow as tf
 import tf_keras
 
+from etc_realformer.layers.autograph import without_autograph
 from etc_realformer.ops import dropout as dropout_ops
 
 
@@ -20,6 +21,7 @@ class SeededDropout(tf_keras.layers.Layer):
       raise ValueError(f"dropout rate must be in [0, 1), got {rate!r}")
     self.rate = float(rate)
 
+  @without_autograph
   def call(self, inputs, seed=None, salt=None, training=None):
     if self.rate == 0.0 or training is None or training is False:
       return inputs

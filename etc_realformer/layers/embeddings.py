@@ -16,6 +16,7 @@ rows) are hidden-sized. Positions count 0.. within each stream unless position i
 import tensorflow as tf
 import tf_keras
 
+from etc_realformer.layers.autograph import without_autograph
 from etc_realformer.layers.dropout import SeededDropout
 from etc_realformer.layers.scopes import build_in_scope
 
@@ -102,6 +103,7 @@ class EtcEmbeddings(tf_keras.layers.Layer):
     return self.dropout(self.norms[stream](x), seed=dropout_seed, salt=_STREAMS.index(stream),
                         training=training)
 
+  @without_autograph
   def call(self, token_ids, segment_ids, global_token_ids, global_segment_ids, training=None,
            long_extra=None, global_extra=None, position_ids=None, global_position_ids=None,
            dropout_seed=None):

@@ -27,6 +27,7 @@ import tensorflow as tf
 import tf_keras
 
 from etc_realformer.config import RESIDUAL_MODES, EtcConfig, layer_options, options_config
+from etc_realformer.layers.autograph import without_autograph
 from etc_realformer.layers.dropout import SeededDropout
 from etc_realformer.ops import blocking
 from etc_realformer.ops import lookup
@@ -287,6 +288,7 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     return probs, self._dropout(probs, seed=seed, salt=salt, training=training)
 
   # --------------------------------------------------------------------- call
+  @without_autograph
   def call(self, long_input, global_input, side_inputs, long_scores=None, global_scores=None,
            training=None, return_attention_probs=False, dropout_seed=None):
     # Keras autocasts only the first input under mixed precision.

@@ -3,6 +3,7 @@
 import tensorflow as tf
 import tf_keras
 
+from etc_realformer.layers.autograph import without_autograph
 from etc_realformer.layers.scopes import build_in_scope
 from etc_realformer.ops.activations import activation
 
@@ -34,6 +35,7 @@ class MlmHead(tf_keras.layers.Layer):
     self.output_bias = self.add_weight("output_bias", [self.vocab_size], initializer="zeros")
     super().build(input_shape)
 
+  @without_autograph
   def call(self, x, embedding_table):
     h = self.norm(self._act(self.transform(x)))              # [..., width]
     table = tf.cast(embedding_table, h.dtype)
@@ -74,6 +76,7 @@ class CpcHead(tf_keras.layers.Layer):
     build_in_scope(self.key, [None, self.hidden_size])
     super().build(input_shape)
 
+  @without_autograph
   def call(self, queries, sentences):
     """queries [B, C, H], sentences [N, H] -> scores [B, C, N]."""
     return tf.einsum("bch,nh->bcn", self.query(queries), self.key(sentences))

@@ -15,6 +15,7 @@ import tensorflow as tf
 import tf_keras
 
 from etc_realformer.config import EtcConfig, layer_options, options_config
+from etc_realformer.layers.autograph import without_autograph
 from etc_realformer.layers.dropout import SeededDropout
 from etc_realformer.layers.global_local_attention import GlobalLocalAttention
 from etc_realformer.layers.scopes import build_in_scope
@@ -53,6 +54,7 @@ class FeedForward(tf_keras.layers.Layer):
     build_in_scope(self.outer, [None, self.intermediate_size])
     super().build(input_shape)
 
+  @without_autograph
   def call(self, x):
     return self.outer(self._act(self.inner(x)))
 
@@ -137,6 +139,7 @@ class TransformerBlock(tf_keras.layers.Layer):
       return x + self.dropout(fn(norm(x)), seed=seed, salt=salt, training=training)
     return norm(x + self.dropout(fn(x), seed=seed, salt=salt, training=training))
 
+  @without_autograph
   def call(self, long_input, global_input, side_inputs, long_scores=None, global_scores=None,
            training=None, return_attention_probs=False, dropout_seed=None):
     # Keras autocasts only the first input under mixed precision.

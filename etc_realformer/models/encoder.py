@@ -9,6 +9,7 @@ from etc_realformer import features as features_lib
 from etc_realformer import ops
 from etc_realformer.config import EtcConfig
 from etc_realformer.layers import EtcEmbeddings, TransformerBlock
+from etc_realformer.layers.autograph import without_autograph
 from etc_realformer.layers.scopes import build_in_scope
 from etc_realformer.ops import dropout as dropout_ops
 
@@ -137,6 +138,7 @@ class EtcModel(tf_keras.Model):
     except ValueError as e:
       raise ValueError(f"Feature {e}") from None
 
+  @without_autograph
   def call(self, features, training=None, return_attention_scores=False,
            long_extra_embeddings=None, global_extra_embeddings=None):
     """features: dict of int features. The optional float `long_extra_embeddings`

@@ -22,6 +22,7 @@ from typing import Callable, Dict, List, Optional
 import tensorflow as tf
 import tf_keras
 
+from etc_realformer.layers.autograph import without_autograph
 from etc_realformer.training import accumulation
 
 
@@ -84,6 +85,7 @@ class LossModel(tf_keras.Model):
       scalars = [v / float(replicas) for v in scalars]
     return dict(zip(names, scalars))
 
+  @without_autograph
   def train_step(self, data):
     if self.gradient_accumulation is not None:
       return self._accumulating_train_step(data)
@@ -114,6 +116,7 @@ class LossModel(tf_keras.Model):
     self._update_metrics(values)
     return self._reported(values)
 
+  @without_autograph
   def test_step(self, data):
     # Running means (per replica inside a step; Keras reads the totals across replicas at the end).
     return self._reported(self._update_metrics(

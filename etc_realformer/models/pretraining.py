@@ -22,6 +22,7 @@ import tf_keras
 
 from etc_realformer.config import EtcConfig
 from etc_realformer.data import vocab
+from etc_realformer.layers.autograph import without_autograph
 from etc_realformer.layers.heads import CpcHead, MlmHead
 from etc_realformer.layers.scopes import build_in_scope
 from etc_realformer.models.encoder import EtcModel
@@ -57,6 +58,7 @@ class EtcPretrainingModel(LossModel):
     build_in_scope(self.cpc_head, None)
     self.built = True
 
+  @without_autograph
   def call(self, features, training=None):
     """-> dict with mlm_logits [B, P, V] and cpc_logits [B, C, B*C] (float32)."""
     encoder_features = {k: features[k] for k in

@@ -36,6 +36,7 @@ from typing import Any, Dict, Union
 import tensorflow as tf
 
 from etc_realformer.config import EtcConfig
+from etc_realformer.layers.autograph import without_autograph
 from tasks.common.task_model import NEG, TaskModel
 from tasks.hotpotqa import features as features_lib
 
@@ -92,6 +93,7 @@ class HotpotQaModel(TaskModel):
     self.span_head = self.dense(2, "answer_span")
     return [self.sp_head, self.answer_type_head, self.span_head]
 
+  @without_autograph
   def call(self, features, training=None):
     out = self.encoder(encoder_features(features), training=training)
     long_x, global_x = out["long_output"], out["global_output"]      # [B, L, H], [B, G, H]

@@ -15,6 +15,7 @@ loss does. The outputs are named decode.OUTPUT_NAMES (long = la, short = sa).
 
 import tensorflow as tf
 
+from etc_realformer.layers.autograph import without_autograph
 from tasks.common.task_model import TaskModel
 from tasks.nq.features import MODEL_FEATURES
 
@@ -49,6 +50,7 @@ class NqModel(TaskModel):
     self.answer_type_head = self.dense(NUM_ANSWER_TYPES, "answer_type")
     return [self.span_head, self.answer_type_head]
 
+  @without_autograph
   def call(self, features, training=None):
     long_x = self.encode(features, training)["long_output"]                       # [B, L, H]
     spans = tf.cast(self.span_head(long_x), tf.float32)                           # [B, L, 4]

@@ -11,6 +11,7 @@ import tensorflow as tf
 import tf_keras
 
 from etc_realformer.config import EtcConfig
+from etc_realformer.layers.autograph import without_autograph
 from etc_realformer.layers.scopes import build_in_scope
 from tasks.common.task_model import NEG, TaskModel
 
@@ -122,6 +123,7 @@ class OpenKpModel(TaskModel):
              + self.parent_font_embedding(tf.cast(features["global_parent_font_ids"], tf.int32)))
     return adder + tf.cast(self.dense_layer2(self.dense_projection(dense)), adder.dtype)
 
+  @without_autograph
   def call(self, features, training=None):
     vdom_idx = tf.cast(features["long_vdom_idx"], tf.int32)                 # [B, L]
     global_extra = self.visual_embeddings(features)                          # [B, G, H]

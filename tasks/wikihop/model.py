@@ -28,10 +28,12 @@ dropout, LayerNorm of the sum) on the global output, then one logit per global t
 import tensorflow as tf
 import tf_keras
 
+from etc_realformer.layers.autograph import without_autograph
 from etc_realformer.layers.scopes import build_in_scope
 from etc_realformer.ops import blocking
 from etc_realformer.ops import relative
 from etc_realformer.ops.activations import activation
+
 from tasks.common.task_model import NEG, TaskModel
 from tasks.wikihop import features as features_lib
 
@@ -138,6 +140,7 @@ class WikiHopModel(TaskModel):
                               relative_ids=bool(config.relative_vocab_size)))
     return inputs
 
+  @without_autograph
   def call(self, features, training=None):
     global_x = self.encoder(self.encoder_inputs(features), training=training)["global_output"]
     if self.add_final_layer:
