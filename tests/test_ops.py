@@ -170,8 +170,8 @@ ID_CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(ID_CASES))
-@pytest.mark.parametrize("graph,check", [(False, True), (True, True), (True, False)])
-def test_select_by_id_matches_a_loop_with_gradients(case, graph, check):
+@pytest.mark.parametrize("graph", [False, True])
+def test_select_by_id_matches_a_loop_with_gradients(case, graph):
   rng = np.random.default_rng(3)
   table = rng.normal(size=(2, 3, 5, 4)).astype(np.float32)  # [B, h, Q, R]
   ids = ID_CASES[case](rng, (2, 5, 6)).astype(np.int32)  # [B, Q, K]
@@ -180,7 +180,7 @@ def test_select_by_id_matches_a_loop_with_gradients(case, graph, check):
   def run(t, i):
     with tf.GradientTape() as tape:
       tape.watch(t)
-      out = ops.select_by_id(t, i, check_two_columns=check)
+      out = ops.select_by_id(t, i)
       loss = tf.reduce_sum(out * upstream)
     return out, tape.gradient(loss, t)
 
@@ -197,7 +197,7 @@ def test_select_by_id_two_column_path_under_mixed_precision():
   rng = np.random.default_rng(4)
   table = tf.constant(rng.normal(size=(1, 2, 3, 6)), tf.float16)
   ids = tf.constant(rng.integers(4, 6, size=(1, 3, 7)), tf.int32)
-  got = ops.select_by_id(table, ids, check_two_columns=True)
+  got = ops.select_by_id(table, ids)
   assert got.dtype == tf.float16
   expected, _ = _select_by_hand(table.numpy(), ids.numpy(), np.zeros([1, 2, 3, 7]))
   np.testing.assert_array_equal(got.numpy(), expected.astype(np.float16))
@@ -205,8 +205,7 @@ def test_select_by_id_two_column_path_under_mixed_precision():
 
 def test_select_by_id_with_no_keys():
   # No ids at all: the min and max of nothing must not pick the two-column path.
-  empty = tf.zeros([1, 3, 0], tf.int32)
-  assert ops.select_by_id(tf.ones([1, 2, 3, 4]), empty, check_two_columns=True).shape == (
+  assert ops.select_by_id(tf.ones([1, 2, 3, 4]), tf.zeros([1, 3, 0], tf.int32)).shape == (
       1, 2, 3, 0)
 
 

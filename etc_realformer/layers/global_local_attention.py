@@ -250,10 +250,9 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     first = per_id(queries[0])
     tables = (first, first if queries[1] is queries[0] else per_id(queries[1]))
     out = []
-    # The second component (long-to-global, global-to-long) usually holds two neighbouring ids.
-    for table, ids, second in zip(tables, ids_by_component, (False, True)):
+    for table, ids in zip(tables, ids_by_component):
       flat_ids = tf.reshape(ids, tf.stack([tf.shape(ids)[0], -1, tf.shape(ids)[-1]]))  # [B,Q,K]
-      selected = lookup.select_by_id(table, flat_ids, check_two_columns=second)  # [B,heads,Q,K]
+      selected = lookup.select_by_id(table, flat_ids)  # [B, heads, Q, K]
       out.append(tf.reshape(selected,
                             tf.concat([tf.shape(selected)[:2], tf.shape(ids)[1:]], axis=0)))
     return out

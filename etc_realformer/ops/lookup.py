@@ -11,7 +11,7 @@ pairs hold only "other sentence" 2k+1 and "own sentence" 2k+2), the lookup is a 
 those two columns of the table: the same values forward, and as its gradient a per-column sum of
 the upstream instead of a product with a rebuilt one-hot tensor (its sums may differ from the
 product's in their last bits). The check is one min and one max over the ids; other ids take the
-one-hot product. Only the callers whose ids are usually two-valued ask for the check.
+one-hot product.
 """
 
 import tensorflow as tf
@@ -60,22 +60,15 @@ def _select_of_two(pair: tf.Tensor, second: tf.Tensor) -> tf.Tensor:
   return _select(pair)
 
 
-def select_by_id(table: tf.Tensor, ids: tf.Tensor, check_two_columns: bool = False
-                 ) -> tf.Tensor:
+def select_by_id(table: tf.Tensor, ids: tf.Tensor) -> tf.Tensor:
   """table [B, heads, Q, R] (float), ids [B, Q, K] (int) -> [B, heads, Q, K].
 
   out[b, h, q, k] = table[b, h, q, ids[b, q, k]]; an id outside [0, R) selects 0.
-  `check_two_columns`: look for the two-column case (above). Asked only where it is common
-  (long-to-global, global-to-long): its tf.cond costs graph-building and XLA compile time at
-  every call site (a 2-layer training step took 1.36-1.48 s to trace with all four lookups of
-  each layer asking, 1.12-1.33 s with two), and other ids never take its fast path.
   """
   num_ids = table.shape[-1]
   if num_ids is None:
     raise ValueError("select_by_id needs the id axis (last) of `table` to be static")
   ids = tf.cast(ids, tf.int32)
-  if not check_two_columns:
-    return _one_hot_product(table, ids, num_ids)
   low, high = tf.reduce_min(ids), tf.reduce_max(ids)
   # No ids at all give low = int32 max: then `low < num_ids - 1` is false.
   two_columns = tf.logical_and(tf.logical_and(low >= 0, low < num_ids - 1),
