@@ -4,8 +4,9 @@ Inside a tf.function, autograph parses and rewrites the source of every Python f
 converted function calls (layers' `call`, the train and test steps, and everything under
 them) so that `if` and `for` on tensors become graph control flow. The package's layers, models
 and steps never branch on a tensor in Python (they use tf.cond where they must), so the rewrite
-builds the very same graph (checked: the same nodes, the same bits) and only costs time: about
-6 s of the 22 s it takes a freshly started process to build and run a small pretraining step.
+builds the very same graph (checked: the same nodes, the same bits) and only costs time: in a
+freshly started process, tracing the tiny encoder's training step takes 9.8 s with the rewrite
+and 4.8 s without (benchmarks/graph_building.py).
 """
 
 import inspect
