@@ -412,3 +412,31 @@ def test_a_library_that_changed_is_not_used(tmp_path, monkeypatch, caplog):
   assert not auto.uses_fast_path
   assert "tokenizing in Python" in caplog.text
 
+
+
+# ------------------------------------------------------------ the tables' cache on disk
+
+
+def test_code_point_tables_from_the_disk_cache_equal_the_computed_ones(tmp_path, monkeypatch):
+  monkeypatch.setenv(tokenization.CACHE_ENV, str(tmp_path))
+  cached = {
+      "char_tables": (tokenization._char_tables, (), tokenization._compute_char_tables),
+      "fast_path_routing_cased": (tokenization._fast_path_routing, (False,),
+                                  tokenization._compute_routing),
+      "library_check_cased": (tokenization._check_library_normalizer, (False,),
+                              tokenization._compute_library_check)}
+  try:
+    for name, (function, args, compute) in cached.items():
+      expected = compute(*args)
+      function.cache_clear()
+      assert function(*args) == expected, name   # computed and written
+      files = list((tmp_path / "unicode_tables").glob(f"{name}-*.json"))
+      assert len(files) == 1, name
+      function.cache_clear()
+      assert function(*args) == expected, name   # read back
+      files[0].write_text('{"truncated": ')      # a broken file is recomputed and rewritten
+      function.cache_clear()
+      assert function(*args) == expected, name
+  finally:
+    for function, _, _ in cached.values():
+      function.cache_clear()
