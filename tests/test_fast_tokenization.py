@@ -413,7 +413,6 @@ def test_a_library_that_changed_is_not_used(tmp_path, monkeypatch, caplog):
   assert "tokenizing in Python" in caplog.text
 
 
-
 # ------------------------------------------------------------ the tables' cache on disk
 
 
