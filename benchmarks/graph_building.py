@@ -1,5 +1,5 @@
 """How long a fresh process takes to build (trace) and first run an encoder's training step, with
-and without autograph's rewriting of the package's code (etc_realformer/layers/autograph.py).
+and without autograph's rewriting of the package's code (etc_realformer/autograph.py).
 
 Every sample is a fresh process, because autograph converts a function once per process: the
 cost falls on every command a user starts and on each Horovod rank. The two modes alternate,

@@ -39,18 +39,13 @@ import etc_realformer  # pylint: disable=unused-import  # sets TF_USE_LEGACY_KER
 import tensorflow as tf  # pylint: disable=g-bad-import-order
 import tensorflow_text as tf_text  # pylint: disable=g-bad-import-order
 
+from etc_realformer.autograph import without_autograph
 from etc_realformer.data import corpus as corpus_lib
 from etc_realformer.data import pretraining_examples as pe
 from etc_realformer.data import tokenization
 from etc_realformer.data import vocab
 
 _AUTOTUNE = tf.data.AUTOTUNE
-
-
-def _plain(fn):
-  """`fn` for tf.data without AutoGraph: the control flow here is explicit tf.while_loop, and
-  converting the functions would cost seconds per pipeline."""
-  return tf.autograph.experimental.do_not_convert(fn)
 
 
 # ------------------------------------------------------------------------------------ files
@@ -105,7 +100,7 @@ def file_documents(files: Sequence[str]) -> tf.data.Dataset:
   """
   files = [os.fspath(f) for f in files]
   spec = tf.TensorSpec([None], tf.string)
-  return tf.data.Dataset.from_tensor_slices(files).flat_map(_plain(
+  return tf.data.Dataset.from_tensor_slices(files).flat_map(without_autograph(
       lambda path: tf.data.Dataset.from_generator(_file_sentences, args=(path,),
                                                   output_signature=spec)))
 
@@ -135,7 +130,7 @@ def text_sentences(texts: tf.data.Dataset) -> tf.data.Dataset:
   def split(text):
     sentences = tf.numpy_function(_split_text, [text], tf.string, stateful=False)
     return tf.ensure_shape(sentences, [None])  # [num_sentences]
-  return texts.map(_plain(split), num_parallel_calls=_AUTOTUNE, deterministic=True)
+  return texts.map(without_autograph(split), num_parallel_calls=_AUTOTUNE, deterministic=True)
 
 
 # ------------------------------------------------------------------------- tokenization
@@ -223,7 +218,7 @@ def _pack(documents: tf.data.Dataset, config: pe.PretrainingDataConfig) -> tf.da
   pack = bool(config.pack_documents)
   ints, bools = tf.zeros([0], tf.int32), tf.zeros([0], tf.bool)
   end = tf.data.Dataset.from_tensors((ints, bools, ints, tf.constant(True)))
-  marked = documents.map(_plain(lambda t, w, s: (t, w, s, tf.constant(False)))).concatenate(end)
+  marked = documents.map(without_autograph(lambda t, w, s: (t, w, s, tf.constant(False)))).concatenate(end)
   vector, scalar = tf.TensorShape([None]), tf.TensorShape([])
 
   def step(state, document):
@@ -273,7 +268,7 @@ def _pack(documents: tf.data.Dataset, config: pe.PretrainingDataConfig) -> tf.da
     return state, emitted
 
   initial = (ints, bools, ints, ints, tf.constant(-1))
-  emitted = marked.scan(initial, _plain(step))
+  emitted = marked.scan(initial, without_autograph(step))
 
   def rows(tokens, word_start, sent_len, sent_doc, row_sentences):
     lengths = tf.RaggedTensor.from_row_lengths(sent_len, row_sentences)   # [R, (m)]
@@ -284,7 +279,7 @@ def _pack(documents: tf.data.Dataset, config: pe.PretrainingDataConfig) -> tf.da
         "sentence_len": lengths,
         "sentence_doc": tf.RaggedTensor.from_row_lengths(sent_doc, row_sentences),
     })
-  return emitted.flat_map(_plain(rows))
+  return emitted.flat_map(without_autograph(rows))
 
 
 # ------------------------------------------------------------------------------- masking
@@ -433,9 +428,9 @@ def packed_rows(documents: tf.data.Dataset, tokenizer_or_vocab,
   """
   words = (tokenizer_or_vocab if isinstance(tokenizer_or_vocab, GraphWordPiece)
            else GraphWordPiece(as_word_piece(tokenizer_or_vocab)))
-  tokenized = documents.map(_plain(lambda s: words.document(s, data_config.long_seq_len)),
+  tokenized = documents.map(without_autograph(lambda s: words.document(s, data_config.long_seq_len)),
                             num_parallel_calls=num_parallel_calls, deterministic=True)
-  tokenized = tokenized.filter(_plain(lambda tokens, word_start, sent_len:
+  tokenized = tokenized.filter(without_autograph(lambda tokens, word_start, sent_len:
                                       tf.size(sent_len) > 0))
   return _pack(tokenized, data_config)
 
@@ -527,14 +522,14 @@ def make_streaming_dataset(inputs: Union[str, Sequence[str], None], tokenizer_or
     if shuffle_buffer:
       rows = rows.shuffle(shuffle_buffer, seed=seed * 1_000_003 + slice_index * 7_919 + epoch,
                           reshuffle_each_iteration=False)
-    return rows.enumerate().map(_plain(lambda index, row: (epoch, index, row)))
+    return rows.enumerate().map(without_autograph(lambda index, row: (epoch, index, row)))
 
   epochs = tf.data.Dataset.counter() if repeat else tf.data.Dataset.range(1)
-  examples = epochs.flat_map(_plain(epoch_examples))
+  examples = epochs.flat_map(without_autograph(epoch_examples))
   if skip_batches:
     examples = examples.skip(skip_batches * per_slice)   # before the (costly) masking
   examples = examples.map(
-      _plain(lambda epoch, index, row: masker(row, _example_key(seed, slice_index, epoch,
+      without_autograph(lambda epoch, index, row: masker(row, _example_key(seed, slice_index, epoch,
                                                                 index))),
       num_parallel_calls=num_parallel_calls, deterministic=True)
   ds = examples.batch(per_slice, drop_remainder=True)
@@ -560,7 +555,8 @@ def tokenization_differences(sentences: Sequence[str], tokenizer_or_vocab,
                                               max_chars_per_word=tokenizer.max_chars_per_word,
                                               backend="python")
   words = GraphWordPiece(tokenizer)
-  fn = tf.function(words.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
+  fn = tf.function(words.tokenize, input_signature=[tf.TensorSpec([None], tf.string)],
+                   autograph=False)
   different = []
   for start in range(0, len(sentences), batch_size):
     batch = list(sentences[start:start + batch_size])

@@ -25,6 +25,7 @@ from typing import Callable, Dict, Iterable, List, Optional
 import numpy as np
 import tensorflow as tf
 
+from etc_realformer.autograph import without_autograph
 from etc_realformer.data import pretraining_examples as pe
 from etc_realformer.io_utils import atomic_write_json
 
@@ -331,10 +332,10 @@ def make_dataset(files: List[str], config: Optional[pe.PretrainingDataConfig],
     if skip_batches:
       ds = ds.skip(skip_batches)
     start = slice_index * per_slice
-    ds = ds.map(lambda batch: batch[start:start + per_slice])
+    ds = ds.map(without_autograph(lambda batch: batch[start:start + per_slice]))
   if parse_fn is None:
     parse_fn = lambda batch: parse_batch(batch, config)  # pylint: disable=unnecessary-lambda-assignment
-  ds = ds.map(parse_fn, num_parallel_calls=tf.data.AUTOTUNE)
+  ds = ds.map(without_autograph(parse_fn), num_parallel_calls=tf.data.AUTOTUNE)
   options = tf.data.Options()
   options.deterministic = True
   options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF

@@ -16,7 +16,7 @@ rows) are hidden-sized. Positions count 0.. within each stream unless position i
 import tensorflow as tf
 import tf_keras
 
-from etc_realformer.layers.autograph import without_autograph
+from etc_realformer.autograph import without_autograph
 from etc_realformer.layers.dropout import SeededDropout
 from etc_realformer.layers.scopes import build_in_scope
 

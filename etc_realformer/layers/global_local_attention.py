@@ -27,7 +27,7 @@ import tensorflow as tf
 import tf_keras
 
 from etc_realformer.config import RESIDUAL_MODES, EtcConfig, layer_options, options_config
-from etc_realformer.layers.autograph import without_autograph
+from etc_realformer.autograph import without_autograph
 from etc_realformer.layers.dropout import SeededDropout
 from etc_realformer.ops import blocking
 from etc_realformer.ops import lookup

@@ -3,7 +3,7 @@
 import tensorflow as tf
 import tf_keras
 
-from etc_realformer.layers.autograph import without_autograph
+from etc_realformer.autograph import without_autograph
 from etc_realformer.layers.scopes import build_in_scope
 from etc_realformer.ops.activations import activation
 

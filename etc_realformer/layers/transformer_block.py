@@ -15,7 +15,7 @@ import tensorflow as tf
 import tf_keras
 
 from etc_realformer.config import EtcConfig, layer_options, options_config
-from etc_realformer.layers.autograph import without_autograph
+from etc_realformer.autograph import without_autograph
 from etc_realformer.layers.dropout import SeededDropout
 from etc_realformer.layers.global_local_attention import GlobalLocalAttention
 from etc_realformer.layers.scopes import build_in_scope

@@ -9,7 +9,7 @@ from etc_realformer import features as features_lib
 from etc_realformer import ops
 from etc_realformer.config import EtcConfig
 from etc_realformer.layers import EtcEmbeddings, TransformerBlock
-from etc_realformer.layers.autograph import without_autograph
+from etc_realformer.autograph import without_autograph
 from etc_realformer.layers.scopes import build_in_scope
 from etc_realformer.ops import dropout as dropout_ops
 

@@ -22,7 +22,7 @@ from typing import Callable, Dict, List, Optional
 import tensorflow as tf
 import tf_keras
 
-from etc_realformer.layers.autograph import without_autograph
+from etc_realformer.autograph import without_autograph
 from etc_realformer.training import accumulation
 
 

@@ -22,7 +22,7 @@ import tf_keras
 
 from etc_realformer.config import EtcConfig
 from etc_realformer.data import vocab
-from etc_realformer.layers.autograph import without_autograph
+from etc_realformer.autograph import without_autograph
 from etc_realformer.layers.heads import CpcHead, MlmHead
 from etc_realformer.layers.scopes import build_in_scope
 from etc_realformer.models.encoder import EtcModel

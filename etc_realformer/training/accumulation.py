@@ -44,6 +44,8 @@ from typing import Callable, Dict, List, Optional, Sequence
 import tensorflow as tf
 import tf_keras
 
+from etc_realformer.autograph import without_autograph
+
 # Feature-name prefix of a micro-batch's share of a batch's loss-weight total.
 WEIGHT_SHARE_PREFIX = "loss_weight_share/"
 
@@ -105,8 +107,8 @@ def split_batches(dataset: tf.data.Dataset, parts: int,
         tf.nest.map_structure(lambda x: _cut(x, parts), features))   # [parts, b / parts, ...]
 
   if loss_weights is not None:
-    dataset = dataset.map(add_shares)
-  return dataset.flat_map(cut).prefetch(2)
+    dataset = dataset.map(without_autograph(add_shares))
+  return dataset.flat_map(without_autograph(cut)).prefetch(2)
 
 
 class GradientAccumulator:

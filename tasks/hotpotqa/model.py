@@ -36,7 +36,7 @@ from typing import Any, Dict, Union
 import tensorflow as tf
 
 from etc_realformer.config import EtcConfig
-from etc_realformer.layers.autograph import without_autograph
+from etc_realformer.autograph import without_autograph
 from tasks.common.task_model import NEG, TaskModel
 from tasks.hotpotqa import features as features_lib
 

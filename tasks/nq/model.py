@@ -15,7 +15,7 @@ loss does. The outputs are named decode.OUTPUT_NAMES (long = la, short = sa).
 
 import tensorflow as tf
 
-from etc_realformer.layers.autograph import without_autograph
+from etc_realformer.autograph import without_autograph
 from tasks.common.task_model import TaskModel
 from tasks.nq.features import MODEL_FEATURES
 

@@ -11,7 +11,7 @@ import tensorflow as tf
 import tf_keras
 
 from etc_realformer.config import EtcConfig
-from etc_realformer.layers.autograph import without_autograph
+from etc_realformer.autograph import without_autograph
 from etc_realformer.layers.scopes import build_in_scope
 from tasks.common.task_model import NEG, TaskModel
 

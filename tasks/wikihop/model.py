@@ -28,7 +28,7 @@ dropout, LayerNorm of the sum) on the global output, then one logit per global t
 import tensorflow as tf
 import tf_keras
 
-from etc_realformer.layers.autograph import without_autograph
+from etc_realformer.autograph import without_autograph
 from etc_realformer.layers.scopes import build_in_scope
 from etc_realformer.ops import blocking
 from etc_realformer.ops import relative
