@@ -218,7 +218,8 @@ def _pack(documents: tf.data.Dataset, config: pe.PretrainingDataConfig) -> tf.da
   pack = bool(config.pack_documents)
   ints, bools = tf.zeros([0], tf.int32), tf.zeros([0], tf.bool)
   end = tf.data.Dataset.from_tensors((ints, bools, ints, tf.constant(True)))
-  marked = documents.map(without_autograph(lambda t, w, s: (t, w, s, tf.constant(False)))).concatenate(end)
+  marked = documents.map(
+      without_autograph(lambda t, w, s: (t, w, s, tf.constant(False)))).concatenate(end)
   vector, scalar = tf.TensorShape([None]), tf.TensorShape([])
 
   def step(state, document):
@@ -428,10 +429,11 @@ def packed_rows(documents: tf.data.Dataset, tokenizer_or_vocab,
   """
   words = (tokenizer_or_vocab if isinstance(tokenizer_or_vocab, GraphWordPiece)
            else GraphWordPiece(as_word_piece(tokenizer_or_vocab)))
-  tokenized = documents.map(without_autograph(lambda s: words.document(s, data_config.long_seq_len)),
-                            num_parallel_calls=num_parallel_calls, deterministic=True)
+  tokenized = documents.map(
+      without_autograph(lambda s: words.document(s, data_config.long_seq_len)),
+      num_parallel_calls=num_parallel_calls, deterministic=True)
   tokenized = tokenized.filter(without_autograph(lambda tokens, word_start, sent_len:
-                                      tf.size(sent_len) > 0))
+                                                 tf.size(sent_len) > 0))
   return _pack(tokenized, data_config)
 
 
@@ -529,8 +531,8 @@ def make_streaming_dataset(inputs: Union[str, Sequence[str], None], tokenizer_or
   if skip_batches:
     examples = examples.skip(skip_batches * per_slice)   # before the (costly) masking
   examples = examples.map(
-      without_autograph(lambda epoch, index, row: masker(row, _example_key(seed, slice_index, epoch,
-                                                                index))),
+      without_autograph(lambda epoch, index, row: masker(
+          row, _example_key(seed, slice_index, epoch, index))),
       num_parallel_calls=num_parallel_calls, deterministic=True)
   ds = examples.batch(per_slice, drop_remainder=True)
   options = tf.data.Options()
