@@ -335,8 +335,7 @@ def make_dataset(files: List[str], config: Optional[pe.PretrainingDataConfig],
     ds = ds.map(without_autograph(lambda batch: batch[start:start + per_slice]))
   if parse_fn is None:
     parse_fn = lambda batch: parse_batch(batch, config)  # pylint: disable=unnecessary-lambda-assignment
-  ds = ds.map(without_autograph(parse_fn),   # etc_realformer/autograph.py
-              num_parallel_calls=tf.data.AUTOTUNE)
+  ds = ds.map(without_autograph(parse_fn), num_parallel_calls=tf.data.AUTOTUNE)
   options = tf.data.Options()
   options.deterministic = True
   options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
