@@ -7,10 +7,11 @@ its window, and the long axis is padded up to whole blocks. `useful_*` entries c
 2r + 1 window keys of the L real queries, so `blocked_waste` is the share of attention products
 spent on slots the mask throws away. Relative positions are counted as computed here: the
 per-id table q.a (Q x R per head) and the one-hot lookups of the long-to-long and
-global-to-global ids (Q x K x R per head). The long-to-global and global-to-long ids of ETC's side
-inputs hold two values, which ops/lookup.py selects element-wise, so those lookups are not
-counted. Element-wise work (softmax, LayerNorm, GELU, masks, selects) is not counted; it is
-memory-bound, not FLOP-bound.
+global-to-global ids (Q x K x R per head; the long-to-long one is a product with the window's
+one-hot matrix, Q x (3b + 1) x R, counted as Q x 3b x R). The long-to-global and
+global-to-long ids of ETC's side inputs hold two values, which ops/lookup.py selects
+element-wise, so those lookups are not counted. Element-wise work (softmax, LayerNorm, GELU,
+masks, selects) is not counted; it is memory-bound, not FLOP-bound.
 
 A training step is counted as 3x the forward pass (the backward pass runs two products of the
 same size for each forward product). With `grad_checkpointing_period` > 0 the backward pass also

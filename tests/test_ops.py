@@ -6,6 +6,7 @@ import tensorflow as tf
 
 import numpy_reference as ref
 from etc_realformer import ops
+from etc_realformer.ops import lookup
 
 
 def test_relative_ids_by_hand():
@@ -203,6 +204,62 @@ def test_select_by_id_two_column_path_under_mixed_precision():
   np.testing.assert_array_equal(got.numpy(), expected.astype(np.float16))
 
 
+def _blocked_window_case(radius, length, rng, uniform=True):
+  """A table [1, 2, nb, b, R] and blocked l2l ids (ETC's window ids, or with one token's window
+  changed), the window ids' summary, and which blocked slots are real pairs [nb, b, 3b]."""
+  b, num_ids = radius + 1, 2 * radius + 2
+  window = ops.window_relative_ids(radius, radius).numpy()  # [2r+1]
+  ids = np.tile(window, [1, length, 1]).astype(np.int32)  # [1, L, 2r+1]
+  if not uniform:
+    ids[0, length // 2, 0] = num_ids - 1
+  blocked_ids = ops.window_to_blocked(tf.constant(ids), radius)  # [1, nb, b, 3b]
+  nb = blocked_ids.shape[1]
+  table = rng.normal(size=(1, 2, nb, b, num_ids)).astype(np.float32)
+  query = np.arange(nb * b).reshape(nb, b, 1)
+  column = np.arange(3 * b)[None, None, :]
+  key = query - (query % b) - b + column  # [nb, b, 3b]: the long token each slot refers to
+  real = (query < length) & (np.abs(key - query) <= radius) & (key >= 0) & (key < length)
+  return table, blocked_ids, lookup.window_ids_if_uniform(ids), real
+
+
+@pytest.mark.parametrize("radius,length", [(1, 5), (2, 7), (3, 12), (4, 9)])
+def test_select_by_window_id_matches_select_by_id_on_every_real_pair(radius, length):
+  rng = np.random.default_rng(radius)
+  table, blocked_ids, (window_ids, uniform), real = _blocked_window_case(radius, length, rng)
+  assert bool(uniform)
+  np.testing.assert_array_equal(window_ids, ops.window_relative_ids(radius, radius))
+  b = radius + 1
+  # The upstream of the slots that are no real pair is 0, as a masked softmax makes it.
+  upstream = rng.normal(size=table.shape[:-1] + (3 * b,)).astype(np.float32) * real
+
+  def run(select):
+    t = tf.constant(table)
+    with tf.GradientTape() as tape:
+      tape.watch(t)
+      out = select(t)
+      loss = tf.reduce_sum(out * upstream)
+    return out.numpy(), tape.gradient(loss, t).numpy()
+
+  got, got_grad = run(lambda t: lookup.select_by_window_id(t, blocked_ids, window_ids, uniform))
+  expected, expected_grad = run(lambda t: tf.reshape(ops.select_by_id(
+      tf.reshape(t, [1, 2, -1, t.shape[-1]]), tf.reshape(blocked_ids, [1, -1, 3 * b])), got.shape))
+  np.testing.assert_array_equal(got[:, :, real], expected[:, :, real])
+  np.testing.assert_allclose(got_grad, expected_grad, rtol=1e-6, atol=1e-6)
+
+
+def test_select_by_window_id_falls_back_to_the_ids_when_a_window_differs():
+  rng = np.random.default_rng(7)
+  table, blocked_ids, (window_ids, uniform), _ = _blocked_window_case(2, 8, rng, uniform=False)
+  assert not bool(uniform)
+  got = lookup.select_by_window_id(tf.constant(table), blocked_ids, window_ids, uniform)
+  expected, _ = _select_by_hand(table.reshape(1, 2, -1, table.shape[-1]),
+                                blocked_ids.numpy().reshape(1, -1, 9),
+                                np.zeros([1, 2, table.shape[2] * 3, 9]))
+  np.testing.assert_array_equal(got.numpy().reshape(expected.shape), expected)
+  # No queries at all: not uniform, so nothing is read from an empty window.
+  assert not bool(lookup.window_ids_if_uniform(tf.zeros([1, 0, 5], tf.int32))[1])
+
+
 def test_select_by_id_with_no_keys():
   # No ids at all: the min and max of nothing must not pick the two-column path.
   assert ops.select_by_id(tf.ones([1, 2, 3, 4]), tf.zeros([1, 3, 0], tf.int32)).shape == (
@@ -224,6 +281,10 @@ def test_blocked_side_inputs_match_the_per_layer_conversion():
   assert blocked["blocked_long_att_mask"].shape == (1, 4, 3, 3 * b + 3)
   np.testing.assert_array_equal(blocked["blocked_l2l_relative_att_ids"],
                                 ops.window_to_blocked(side["l2l_relative_att_ids"], 2))
+  # Every token's window holds the same ids, so the layers take select_by_window_id.
+  assert bool(blocked["l2l_window_relative_att_ids_uniform"])
+  np.testing.assert_array_equal(blocked["l2l_window_relative_att_ids"],
+                                ops.window_relative_ids(2, 3))
   # Long-to-global ids: the 11 real rows as they are; the row that pads the last block repeats an
   # id of the real rows, so the ids keep their two values (ops/lookup.py's two-column path).
   l2g_ids = blocked["blocked_l2g_relative_att_ids"].numpy().reshape([1, 12, 3])

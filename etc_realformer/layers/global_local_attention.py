@@ -229,13 +229,14 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     return tf.einsum("bhnd,hdx->bnx", context, self.output_kernels[name]) + self.output_biases[name]
 
   # ------------------------------------------------------------- shared pieces
-  def _relative_logits(self, queries, ids_by_component, path):
+  def _relative_logits(self, queries, ids_by_component, path, window=None):
     """q.a[rel] + b[rel] for scaled queries, for the two components of one path.
 
     queries: (first, second), each [B, heads, <query axes...>, d]; ids_by_component: (first,
     second), each [B, <query axes...>, keys]. Returns [B, heads, <query axes...>, keys] each.
     The two components of a path share the path's table, so with shared query projections the
-    per-id table q.a + b is computed once.
+    per-id table q.a + b is computed once. window: for blocked l2l ids (first component), their
+    window ids [2r+1] and whether every query has them (then select_by_window_id applies).
     """
     emb, bias = self.relative_tables[path]
     emb = tf.cast(emb, queries[0].dtype)
@@ -250,7 +251,14 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     first = per_id(queries[0])
     tables = (first, first if queries[1] is queries[0] else per_id(queries[1]))
     out = []
-    for table, ids in zip(tables, ids_by_component):
+    for table, ids, query in zip(tables, ids_by_component, queries):
+      if window is not None:  # blocked l2l: query [B, heads, nb, b, d], ids [B, nb, b, 3b]
+        dims = [query.shape[i] if query.shape[i] is not None else tf.shape(query)[i]
+                for i in range(4)]
+        out.append(lookup.select_by_window_id(tf.reshape(table, dims + [table.shape[-1]]),
+                                              ids, *window))
+        window = None  # the second component (l2g) takes select_by_id
+        continue
       flat_ids = tf.reshape(ids, tf.stack([tf.shape(ids)[0], -1, tf.shape(ids)[-1]]))  # [B,Q,K]
       selected = lookup.select_by_id(table, flat_ids)  # [B, heads, Q, K]
       out.append(tf.reshape(selected,
@@ -294,7 +302,8 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     # Keras autocasts only the first input under mixed precision.
     global_input = tf.cast(global_input, self.compute_dtype)
     seed = dropout_seed  # None: SeededDropout draws a fresh one per call
-    side_inputs = {k: tf.cast(v, tf.int32) for k, v in side_inputs.items() if v is not None}
+    side_inputs = {k: v if v.dtype == tf.bool else tf.cast(v, tf.int32)
+                   for k, v in side_inputs.items() if v is not None}
     # profiling.part: name scopes for op profiles, off by default (ops/profiling.py).
     with profiling.part("projections"):
       p = self._project(long_input, global_input)  # scaled queries
@@ -341,7 +350,8 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
       with profiling.part("relative"):
         rel = self._relative_logits(
             (q_local, q_global),
-            (blocked[blocking.BLOCKED_L2L_IDS], blocked[blocking.BLOCKED_L2G_IDS]), "long")
+            (blocked[blocking.BLOCKED_L2L_IDS], blocked[blocking.BLOCKED_L2G_IDS]), "long",
+            window=(blocked[blocking.L2L_WINDOW_IDS], blocked[blocking.L2L_WINDOW_IDS_UNIFORM]))
         logits = [logits[0] + rel[0], logits[1] + rel[1]]
     mask = blocked[blocking.BLOCKED_MASK]  # [B, nb, b, 3b + G]
     if self.num_persistent_memory:

@@ -10,6 +10,8 @@ Everything here is a pure function of its arguments: no variables.
 
 import tensorflow as tf
 
+from etc_realformer.ops import lookup
+
 
 def static_or_dynamic(x: tf.Tensor, axis: int):
   """The size of `axis`: a Python int when known at trace time, else a scalar tensor."""
@@ -127,6 +129,8 @@ def frame_window(values: tf.Tensor, local_radius: int, pad_value=0) -> tf.Tensor
 BLOCKED_MASK = "blocked_long_att_mask"
 BLOCKED_L2L_IDS = "blocked_l2l_relative_att_ids"
 BLOCKED_L2G_IDS = "blocked_l2g_relative_att_ids"
+L2L_WINDOW_IDS = "l2l_window_relative_att_ids"
+L2L_WINDOW_IDS_UNIFORM = "l2l_window_relative_att_ids_uniform"
 
 
 def blocked_side_inputs(side_inputs, local_radius: int):
@@ -135,7 +139,9 @@ def blocked_side_inputs(side_inputs, local_radius: int):
   Returns a copy of `side_inputs` with, for b = local_radius + 1:
     BLOCKED_MASK     int32 [B, nb, b, 3b + G]: l2l (window slots outside [0, L) closed) then l2g;
     BLOCKED_L2L_IDS  int32 [B, nb, b, 3b] and BLOCKED_L2G_IDS int32 [B, nb, b, G] when the
-                     side inputs carry relative ids.
+                     side inputs carry relative ids; with them L2L_WINDOW_IDS int32 [2r+1] and
+                     L2L_WINDOW_IDS_UNIFORM (scalar bool: every query's window holds those ids,
+                     so ops/lookup.py's select_by_window_id applies).
   """
   b = local_radius + 1
   out = dict(side_inputs)
@@ -147,8 +153,9 @@ def blocked_side_inputs(side_inputs, local_radius: int):
        split_into_blocks(tf.cast(side_inputs["l2g_att_mask"], tf.int32), b)],  # [B, nb, b, G]
       axis=-1)
   if side_inputs.get("l2l_relative_att_ids") is not None:
-    out[BLOCKED_L2L_IDS] = window_to_blocked(
-        tf.cast(side_inputs["l2l_relative_att_ids"], tf.int32), local_radius)
+    l2l_ids = tf.cast(side_inputs["l2l_relative_att_ids"], tf.int32)  # [B, L, 2r+1]
+    out[BLOCKED_L2L_IDS] = window_to_blocked(l2l_ids, local_radius)
+    out[L2L_WINDOW_IDS], out[L2L_WINDOW_IDS_UNIFORM] = lookup.window_ids_if_uniform(l2l_ids)
     l2g_ids = tf.cast(side_inputs["l2g_relative_att_ids"], tf.int32)  # [B, L, G]
     # The rows added up to a whole block repeat an id the real rows hold (their outputs are
     # dropped), so the ids keep their range and ops/lookup.py's two-column path applies.

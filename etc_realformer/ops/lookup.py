@@ -80,3 +80,54 @@ def select_by_id(table: tf.Tensor, ids: tf.Tensor) -> tf.Tensor:
     return _select_of_two(pair, tf.equal(ids, low + 1))
 
   return tf.cond(two_columns, on_two_columns, lambda: _one_hot_product(table, ids, num_ids))
+
+
+def window_ids_if_uniform(window_ids: tf.Tensor):
+  """window_ids [B, L, 2r+1] (int) -> (ids [2r+1] int32, uniform): `uniform` (scalar bool) says
+  that every query's window holds these same ids (false for no queries at all)."""
+  window_ids = tf.cast(window_ids, tf.int32)
+  low = tf.reduce_min(window_ids, axis=[0, 1])  # [2r+1]
+  high = tf.reduce_max(window_ids, axis=[0, 1])  # [2r+1]
+  return high, tf.reduce_all(tf.equal(low, high))
+
+
+def _skewed_window_product(table: tf.Tensor, window_ids: tf.Tensor) -> tf.Tensor:
+  """table [B, heads, nb, b, R], window_ids [2r+1] -> [B, heads, nb, b, 3b] (b = r + 1)."""
+  num_ids, b = table.shape[-1], table.shape[-2]
+  width = 3 * b + 1
+  # Column 0 and the columns after the window select id 0: a row of width 3b + 1 read back with
+  # width 3b shifts row q right by q (the skew), so the window lands at columns q + 1 .. q + 2b - 1.
+  columns = tf.concat([[0], tf.cast(window_ids, tf.int32),
+                       tf.zeros([width - 1 - (2 * b - 1)], tf.int32)], axis=0)  # [3b + 1]
+  one_hot = tf.one_hot(columns, num_ids, axis=0, dtype=table.dtype)  # [R, 3b + 1]
+  rows = tf.einsum("bhnqr,rc->bhnqc", table, one_hot)  # [B, heads, nb, b, 3b + 1]
+  shape = tf.shape(rows)
+  flat = tf.reshape(rows, [shape[0], shape[1], shape[2], b * width])
+  # tf.slice, not [..., :n]: its gradient is a pad (a strided slice's is a slower generic op).
+  flat = tf.slice(flat, [0, 0, 0, 0], [-1, -1, -1, b * 3 * b])
+  return tf.reshape(flat, [shape[0], shape[1], shape[2], b, 3 * b])
+
+
+def select_by_window_id(table: tf.Tensor, blocked_ids: tf.Tensor, window_ids: tf.Tensor,
+                        uniform: tf.Tensor) -> tf.Tensor:
+  """table [B, heads, nb, b, R] (float; b = r + 1), blocked_ids [B, nb, b, 3b] (int, the
+  blocked layout of ops/blocking.py) -> [B, heads, nb, b, 3b]: out = table[.., q, id] per slot.
+
+  window_ids [2r+1] and uniform (scalar bool) are window_ids_if_uniform's. When every query's
+  window holds window_ids, a product with their one-hot matrix and a skew; the slots no window
+  reaches (closed by the blocked mask) then hold the id-0 value of the query or of the query
+  before it instead of the query's own. Otherwise the one-hot product with blocked_ids. An id
+  outside [0, R) selects 0.
+  """
+  num_ids, b = table.shape[-1], table.shape[-2]
+  if num_ids is None or b is None:
+    raise ValueError("select_by_window_id needs static block length and id axes")
+
+  def by_ids():
+    shape = tf.shape(table)
+    flat_ids = tf.reshape(blocked_ids, [shape[0], -1, 3 * b])  # [B, Q, 3b]
+    selected = _one_hot_product(tf.reshape(table, [shape[0], shape[1], -1, num_ids]), flat_ids,
+                                num_ids)  # [B, heads, Q, 3b]
+    return tf.reshape(selected, [shape[0], shape[1], shape[2], b, 3 * b])
+
+  return tf.cond(uniform, lambda: _skewed_window_product(table, window_ids), by_ids)
