@@ -19,11 +19,13 @@ def rel_err(actual, expected):
 
 
 def random_side_inputs(rng, batch, long_len, global_len, radius, max_distance, random_masks=True,
-                       hard=False):
+                       hard=False, random_ids=True):
   """Side inputs from random packing (padding, several examples per row) and sentence ids.
 
   With random_masks, every mask also gets random holes (keeping each query's self key or at
-  least one key) so the test does not depend on the structure of the derived masks.
+  least one key) so the test does not depend on the structure of the derived masks. With
+  random_ids, every relative id is random; without, they are the derived ones (the same window
+  of ids for every long query: ops/lookup.py's select_by_window_id).
   """
   long_bp = np.zeros((batch, long_len), np.int32)
   global_bp = np.zeros((batch, global_len), np.int32)
@@ -47,7 +49,7 @@ def random_side_inputs(rng, batch, long_len, global_len, radius, max_distance, r
     side["l2l_att_mask"][:, :, radius] = 1  # each long query keeps its own key
     idx = np.arange(global_len)
     side["g2g_att_mask"][:, idx, idx] = 1  # each global query keeps its own key
-  for name in list(side):
+  for name in list(side) if random_ids else []:
     if name.endswith("relative_att_ids"):
       # Random ids (not only the structured ones) exercise the gathers fully.
       side[name] = rng.integers(0, 2 * max_distance + 4, side[name].shape).astype(np.int32)

@@ -29,10 +29,11 @@ def make_pair(radius, memory=0, residual="none", sharing="qkv", init=0.3, paths=
   return blocked, dense
 
 
-def inputs(rng, batch, long_len, global_len, radius, hard=False):
+def inputs(rng, batch, long_len, global_len, radius, hard=False, random_ids=True):
   long_x = rng.normal(size=(batch, long_len, HIDDEN)).astype(np.float32)
   global_x = rng.normal(size=(batch, global_len, HIDDEN)).astype(np.float32)
-  side = random_side_inputs(rng, batch, long_len, global_len, radius, MAX_DIST, hard=hard)
+  side = random_side_inputs(rng, batch, long_len, global_len, radius, MAX_DIST, hard=hard,
+                            random_ids=random_ids)
   return long_x, global_x, side
 
 
@@ -46,11 +47,16 @@ CASES = [  # (radius, long_len, global_len, sharing, memory)
 ]
 
 
+# Random relative ids take the lookups' general path; the derived ones (one window of ids for
+# every long query) the blocked layer's window product (ops/lookup.py).
+@pytest.mark.parametrize("ids", ["random", "derived"])
 @pytest.mark.parametrize("radius,long_len,global_len,sharing,memory", CASES)
-def test_blocked_equals_dense_outputs_and_gradients(radius, long_len, global_len, sharing, memory):
+def test_blocked_equals_dense_outputs_and_gradients(radius, long_len, global_len, sharing, memory,
+                                                    ids):
   rng = np.random.default_rng(radius * 100 + long_len)
   blocked, dense = make_pair(radius, memory=memory, sharing=sharing)
-  long_x, global_x, side = inputs(rng, 2, long_len, global_len, radius)
+  long_x, global_x, side = inputs(rng, 2, long_len, global_len, radius,
+                                  random_ids=ids == "random")
   long_w = tf.constant(rng.normal(size=(2, long_len, HIDDEN)), tf.float32)
   global_w = tf.constant(rng.normal(size=(2, global_len, HIDDEN)), tf.float32)
   results = []
