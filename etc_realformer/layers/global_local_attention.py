@@ -250,20 +250,19 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
 
     first = per_id(queries[0])
     tables = (first, first if queries[1] is queries[0] else per_id(queries[1]))
-    out = []
-    for table, ids, query in zip(tables, ids_by_component, queries):
-      if window is not None:  # blocked l2l: query [B, heads, nb, b, d], ids [B, nb, b, 3b]
-        dims = [query.shape[i] if query.shape[i] is not None else tf.shape(query)[i]
-                for i in range(4)]
-        out.append(lookup.select_by_window_id(tf.reshape(table, dims + [table.shape[-1]]),
-                                              ids, *window))
-        window = None  # the second component (l2g) takes select_by_id
-        continue
+
+    def by_id(table, ids):
       flat_ids = tf.reshape(ids, tf.stack([tf.shape(ids)[0], -1, tf.shape(ids)[-1]]))  # [B,Q,K]
       selected = lookup.select_by_id(table, flat_ids)  # [B, heads, Q, K]
-      out.append(tf.reshape(selected,
-                            tf.concat([tf.shape(selected)[:2], tf.shape(ids)[1:]], axis=0)))
-    return out
+      return tf.reshape(selected, tf.concat([tf.shape(selected)[:2], tf.shape(ids)[1:]], axis=0))
+
+    if window is None:
+      looked_up = by_id(tables[0], ids_by_component[0])
+    else:  # blocked l2l: queries[0] [B, heads, nb, b, d], ids [B, nb, b, 3b]
+      dims = [blocking.static_or_dynamic(queries[0], axis) for axis in range(4)]
+      looked_up = lookup.select_by_window_id(
+          tf.reshape(tables[0], dims + [tables[0].shape[-1]]), ids_by_component[0], *window)
+    return [looked_up, by_id(tables[1], ids_by_component[1])]
 
   def _memory_logits(self, queries):
     """queries [B, heads, .., d] -> [B, heads, .., M]."""
