@@ -25,15 +25,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(ROOT, "configs", "hotpotqa", "tiny.yaml")
 TRAIN_FILE, DEV_FILE = "benchmark_train.json", "benchmark_dev.json"
 OVERRIDES = ["features.long_seq_len=1536", "features.global_seq_len=96",
-             "train.num_train_steps=500", "train.warmup_steps=50"]
+             "train.num_train_steps=300", "train.warmup_steps=30"]
 
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
   out = str(tmp_path_factory.mktemp("demo"))
-  # The benchmark-style demo, reduced to keep the suite short: 1,500 questions, 500 steps,
+  # The benchmark-style demo, reduced to keep the suite short: 1,000 questions, 300 steps,
   # 1,536 long tokens (the demo: 3,000 questions, 1,000 steps, 2,048; docs/long_documents.md).
-  summary = TASK.run_demo(CONFIG, out, num_train=1500, num_dev=150, seed=0, verbose=0,
+  # 1,500 questions and 500 steps took 316 s of the suite's worker time, this run about 180 s.
+  summary = TASK.run_demo(CONFIG, out, num_train=1000, num_dev=150, seed=0, verbose=0,
                           data_style="benchmark", overrides=OVERRIDES)
   return out, summary
 
@@ -45,14 +46,15 @@ def margins(scores):
 
 @pytest.mark.slow
 def test_demo_beats_the_trivial_baseline(demo_run):
-  # Measured with these settings: answer / sp / joint F1 0.377 / 0.481 / 0.207 (0.383 / 0.481 /
-  # 0.213 before the two-column relative lookups, ops/lookup.py) vs 0.073 /
-  # 0.108 / 0.014 (the baseline answers "yes" and takes the first sentence of every
-  # paragraph). The floors are well under the measured margins: a tiny model varies from run
-  # to run.
+  # Margins over the baseline (it answers "yes" and takes the first sentence of every
+  # paragraph) measured with these settings, training seeds 0 / 1 / 2 (the seed also writes
+  # other data): answer F1 +0.174 / +0.093 / +0.110, sp F1 +0.092 / +0.215 / +0.132, joint F1
+  # +0.054 / +0.053 / +0.043 (seed 0: 0.247 / 0.200 / 0.068 against 0.073 / 0.108 / 0.014).
+  # 500 steps on 1,500 questions gave seed 0 0.377 / 0.481 / 0.207. The floors are under the
+  # smallest margin: a tiny model varies from run to run.
   _, summary = demo_run
   gains = margins(summary)
-  assert gains["f1"] >= 0.12 and gains["sp_f1"] >= 0.03 and gains["joint_f1"] >= 0.025
+  assert gains["f1"] >= 0.06 and gains["sp_f1"] >= 0.03 and gains["joint_f1"] >= 0.025
   assert summary["in_memory_dev_metrics"]["f1"] == pytest.approx(summary["dev_metrics"]["f1"],
                                                                  abs=0.01)
 
@@ -60,20 +62,18 @@ def test_demo_beats_the_trivial_baseline(demo_run):
 @pytest.mark.slow
 def test_demo_beats_the_baseline_on_unseen_names_and_unseen_templates(demo_run):
   # Unseen names: the answers cannot be remembered, only read. Unseen templates: paragraphs
-  # written by families never seen in training. Answer / sp F1 margins over the baseline,
-  # training seeds 0 / 1 / 2 on one machine (seed 0 on another in brackets), before the
-  # two-column relative lookups (with them, seed 0: +0.250 / +0.040 / +0.077 answers, +0.37 /
-  # +0.14 / +0.19 sp):
-  #   dev_unseen             +0.250 / +0.234 / +0.120 answers, +0.37 / +0.32 / +0.31 sp
-  #   dev_unseen_templates   +0.040 / -0.027 / -0.030 [+0.040], sp +0.14 / +0.05 / +0.14
-  #   test_unseen_templates  +0.071 / -0.040 / -0.011 [+0.064], sp +0.19 / +0.05 / +0.16
-  # The held-out families' supporting facts are found on every seed; their answers beat the
-  # "yes" baseline on seed 0 only, so they are not asserted (docs/long_documents.md).
+  # written by families never seen in training. Answer / sp F1 margins over the baseline with
+  # these settings, training seeds 0 / 1 / 2:
+  #   dev_unseen             +0.094 / +0.173 / +0.114 answers, +0.154 / +0.204 / +0.126 sp
+  #   dev_unseen_templates   +0.002 / +0.083 / +0.022 answers, +0.147 / +0.068 / +0.074 sp
+  #   test_unseen_templates  +0.015 / +0.039 / +0.041 answers, +0.153 / +0.074 / +0.079 sp
+  # The held-out families' supporting facts are found on every seed; their answers are level
+  # with the "yes" baseline on seed 0, so they are not asserted (docs/long_documents.md).
   _, summary = demo_run
   assert set(summary["splits"]) == {"dev_unseen", "dev_unseen_templates",
                                     "test_unseen_templates"}
   gains = margins(summary["splits"]["dev_unseen"])
-  assert gains["f1"] >= 0.06 and gains["sp_f1"] >= 0.15, gains
+  assert gains["f1"] >= 0.06 and gains["sp_f1"] >= 0.08, gains
   for split in ("dev_unseen_templates", "test_unseen_templates"):
     gains = margins(summary["splits"][split])
     assert gains["sp_f1"] >= 0.03, (split, gains)
