@@ -144,9 +144,12 @@ def check_features(features: Mapping[str, tf.Tensor], config: EtcConfig) -> Dict
         bad = array[(array < low) | (array >= high)][0]
         raise ValueError(f"Feature {name!r} has value {bad} outside [{low}, {high}) ({what}).")
     else:
-      message = f"Feature {name!r} has values outside [{low}, {high}) ({what})."
-      with tf.control_dependencies([
-          tf.debugging.assert_greater_equal(value, low, message=message),
-          tf.debugging.assert_less(value, high, message=message)]):
+      # One min and one max per feature, not an element-wise comparison per bound: the checks
+      # of WikiHop's [B, G, L] side inputs were 2% of its demo's training step.
+      low_seen, high_seen = tf.reduce_min(value), tf.reduce_max(value)  # scalars
+      in_range = tf.logical_and(low_seen >= low, high_seen < high)  # (true for no values)
+      with tf.control_dependencies([tf.debugging.Assert(in_range, [
+          f"Feature {name!r} has values outside [{low}, {high}) ({what}); its smallest and "
+          "largest values:", low_seen, high_seen])]):
         out[name] = tf.identity(value)
   return out

@@ -7,6 +7,7 @@ import tensorflow as tf
 import numpy_reference as ref
 from etc_realformer import ops
 from etc_realformer.ops import lookup
+from etc_realformer.ops import relative
 
 
 def test_relative_ids_by_hand():
@@ -19,6 +20,12 @@ def test_relative_ids_by_hand():
        [4, 3, 0, 1]])
   assert (ops.other_sentence_id(12), ops.own_sentence_id(12), ops.unordered_context_id(12)) == (
       25, 26, 27)
+  # g2l [B, G, L] from an own-or-linked tensor, and l2g [B, L, G] its transpose (k = 2).
+  stream = relative.stream_relative_ids(tf.constant([[[True, False, False], [False, True, True]]]),
+                                        2)
+  np.testing.assert_array_equal(stream["g2l_relative_att_ids"], [[[6, 5, 5], [5, 6, 6]]])
+  np.testing.assert_array_equal(stream["l2g_relative_att_ids"], [[[6, 5], [5, 6], [5, 6]]])
+  assert {t.dtype for t in stream.values()} == {tf.int32}
 
 
 def test_blocking_round_trip_and_neighbours():

@@ -47,3 +47,15 @@ def window_relative_ids(local_radius: int, max_distance: int) -> tf.Tensor:
   """
   distance = tf.range(-local_radius, local_radius + 1)
   return relative_ids_from_distance(distance, max_distance)
+
+
+def stream_relative_ids(own_or_linked: tf.Tensor, max_distance: int):
+  """own_or_linked bool [B, G, L] -> {"g2l_relative_att_ids": [B, G, L], "l2g_relative_att_ids":
+  [B, L, G]} (int32): the own-sentence id where true, else the other-sentence id. The l2g ids
+  come from the transposed bool tensor, a quarter of the bytes of transposed int32 ids."""
+  own, other = own_sentence_id(max_distance), other_sentence_id(max_distance)
+  return {
+      "g2l_relative_att_ids": tf.cast(tf.where(own_or_linked, own, other), tf.int32),
+      "l2g_relative_att_ids": tf.cast(
+          tf.where(tf.transpose(own_or_linked, [0, 2, 1]), own, other), tf.int32),
+  }

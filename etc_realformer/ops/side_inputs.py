@@ -133,7 +133,10 @@ def make_side_inputs(long_example_ids: tf.Tensor,
   else:
     owns_or_exempt = owns
   g2l_mask = tf.logical_and(g2l_same, owns_or_exempt) if use_hard_g2l_mask else g2l_same
-  l2g_mask = tf.transpose(g2l_same, [0, 2, 1])  # [B, L, G]
+  # Built in its own layout, not transposed from g2l (an [B, G, L] transpose costs more than
+  # the comparison; the side inputs are rebuilt at every training step).
+  l2g_mask = tf.logical_and(tf.equal(long_ids[:, :, None], global_ids[:, None, :]),
+                            global_valid[:, None, :])  # [B, L, G]
   linked = None
   if l2g_linked_ids is not None:
     linked = tf.equal(tf.cast(l2g_linked_ids, tf.int32)[:, :, None],
@@ -168,7 +171,5 @@ def make_side_inputs(long_example_ids: tf.Tensor,
     own_or_linked = owns  # [B, G, L]
     if linked is not None:
       own_or_linked = tf.logical_or(owns, tf.transpose(linked, [0, 2, 1]))
-    g2l_ids = tf.where(own_or_linked, relative.own_sentence_id(k), relative.other_sentence_id(k))
-    side["g2l_relative_att_ids"] = tf.cast(g2l_ids, tf.int32)  # [B, G, L]
-    side["l2g_relative_att_ids"] = tf.transpose(side["g2l_relative_att_ids"], [0, 2, 1])
+    side.update(relative.stream_relative_ids(own_or_linked, k))
   return side

@@ -66,7 +66,7 @@ def side_inputs(features, local_radius: int, max_distance: int, use_hard_g2l_mas
   g2g = tf.logical_or(g2g, tf.logical_and(tf.logical_not(global_real)[:, :, None],
                                           tf.eye(global_len, dtype=tf.bool)[None]))
   g2l = tf.logical_and(global_real[:, :, None], long_real[:, None, :])                  # [B, G, L]
-  l2g = tf.transpose(g2l, [0, 2, 1])                                                    # [B, L, G]
+  l2g = tf.logical_and(long_real[:, :, None], global_real[:, None, :])                  # [B, L, G]
   owns = tf.logical_or(tf.equal(positions, sentence[:, None, :]),
                        tf.equal(positions, paragraph[:, None, :]))                      # [B, G, L]
   if use_hard_g2l_mask:
@@ -89,10 +89,7 @@ def side_inputs(features, local_radius: int, max_distance: int, use_hard_g2l_mas
         tf.not_equal(global_segment[:, :, None], global_segment[:, None, :]),
         relative.unordered_context_id(k), g2g_ids)
     linked = tf.equal(positions, as_int("l2g_linked_ids")[:, None, :])                  # [B, G, L]
-    g2l_ids = tf.where(tf.logical_or(owns, linked), relative.own_sentence_id(k),
-                       relative.other_sentence_id(k))
-    side["g2l_relative_att_ids"] = tf.cast(g2l_ids, tf.int32)
-    side["l2g_relative_att_ids"] = tf.transpose(side["g2l_relative_att_ids"], [0, 2, 1])
+    side.update(relative.stream_relative_ids(tf.logical_or(owns, linked), k))
   return side
 
 
