@@ -43,7 +43,8 @@ def _pooled(scores_by_split, key):
 # test_unseen_templates 0.355 / 0.370 / 0.305 against most mentioned 0.335 / 0.300 / 0.275 /
 # 0.260; seed 0 on another machine 0.385 / 0.395 / 0.350 / 0.360. With the two-column relative
 # lookups (ops/lookup.py: other last bits again), seed 0 on the first machine: 0.375 / 0.395 /
-# 0.345 / 0.355. One split of 200 items is too
+# 0.345 / 0.355; with their cheaper gradient (the same module, later): 0.365 / 0.380 / 0.335 /
+# 0.350. One split of 200 items is too
 # few to hold the comparison with most mentioned split by split (a binomial standard error of
 # about 0.033), so it is made on the splits' items pooled; the floor over random guessing holds
 # split by split.
