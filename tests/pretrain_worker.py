@@ -4,9 +4,7 @@
 
 Spec keys: run_config, output_dir, distribution, weights_out (a .npz path; "{rank}" is replaced
 by this worker's index), kill_at_step (optional: SIGKILL this process right after that step,
-once its checkpoint callback has run), kill_rank (optional, with kill_at_step: only that worker
-kills itself; under horovodrun the launcher then stops the others, which must not happen before
-the chief has saved).
+once its checkpoint callback has run).
 """
 
 import json
@@ -40,8 +38,7 @@ def main(spec_path):
   with open(spec_path) as f:
     spec = json.load(f)
   dist = distribution_lib.Distribution(spec.get("distribution", "none"))
-  kills = spec.get("kill_at_step") and spec.get("kill_rank", dist.worker_index) == dist.worker_index
-  extra = [KillAt(spec["kill_at_step"])] if kills else []
+  extra = [KillAt(spec["kill_at_step"])] if spec.get("kill_at_step") else []
   captured = {}
 
   class Capture(tf_keras.callbacks.Callback):
