@@ -53,7 +53,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-import os
 import random
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -66,19 +65,14 @@ PRESETS = ("benchmark", "short")
 FAMILIES = ("encyclopedic", "narrative", "register", "archival", "digest")
 TRAIN_FAMILIES = FAMILIES[:3]
 HELD_OUT_FAMILIES = FAMILIES[3:]
-SPLITS = ("train", "dev", "dev_unseen", "dev_unseen_templates", "test_unseen_templates")
+SPLITS = writer.SPLITS
 NUM_PARAGRAPHS = 10          # paragraphs per item at most (the benchmark preset's count)
 BRIDGE_SHARE = 0.8           # the paper: about 80% bridge, 20% comparison questions
 SHORT_ITEM_RATE = 0.03       # a few real items have fewer than 10 paragraphs
 INFO_FILENAME = "benchmark_info.json"
-# Split -> (file name, seed offset, names, held-out families?).
-_SPLIT_FILES = {
-    "train": ("benchmark_train.json", 0, "seen", False),
-    "dev": ("benchmark_dev.json", 1_000_003, "seen", False),
-    "dev_unseen": ("benchmark_dev_unseen.json", 2_000_029, "unseen", False),
-    "dev_unseen_templates": ("benchmark_dev_unseen_templates.json", 4_000_037, "unseen", True),
-    "test_unseen_templates": ("benchmark_test_unseen_templates.json", 5_000_011, "unseen", True),
-}
+FILENAMES = {split: f"benchmark_{split}.json" for split in SPLITS}
+SEED_OFFSETS = {"train": 0, "dev": 1_000_003, "dev_unseen": 2_000_029,
+                "dev_unseen_templates": 4_000_037, "test_unseen_templates": 5_000_011}
 NAME_CHOICES = ("seen", "unseen")
 BRIDGE_KINDS = ("birth_country", "company_year", "company_town")
 COMPARISON_KINDS = ("town_country", "older", "born_first", "same_occupation")
@@ -1131,15 +1125,10 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
   return [_example(rng, seed, i, split, names, families, preset) for i in range(num)]
 
 
-def split_settings(split: str, seed: int = 0,
-                   preset: str = "benchmark") -> Tuple[str, int, str, Tuple[str, ...]]:
-  """(file name, seed, names, families) of a split as `ensure_demo_data` writes it."""
-  settings = _preset(preset)
-  if split not in SPLITS:
-    raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-  filename, offset, names, held_out = _SPLIT_FILES[split]
-  return (filename, seed + offset, names,
-          settings.held_out_families if held_out else settings.train_families)
+def split_plan(num_train: int, num_dev: int, seed: int = 0, preset: str = "benchmark",
+               train_families: Optional[Sequence[str]] = None) -> Dict[str, writer.SplitSettings]:
+  """{split: (items, seed, names, families)} as `ensure_demo_data` writes them."""
+  return writer.split_plan(SEED_OFFSETS, _preset(preset), seed, num_train, num_dev, train_families)
 
 
 def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,
@@ -1158,25 +1147,17 @@ def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0
   `train_families`: the families of the train split (None: the preset's; FAMILIES trains on the
   held-out families too, the ablation that measures what holding them out costs).
   """
-  for label, value in (("num_train", num_train), ("num_dev", num_dev)):
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-      raise ValueError(f"{label} must be a non-negative integer, got {value!r}")
-  settings = {split: split_settings(split, seed, preset) for split in SPLITS}
-  if train_families is not None:
-    settings["train"] = settings["train"][:3] + (tuple(train_families),)
-  paths = {split: os.path.join(directory, s[0]) for split, s in settings.items()}
+  plan = split_plan(num_train, num_dev, seed, preset, train_families)
   info = {"generator": f"hotpotqa_{preset}", "generator_version": GENERATOR_VERSION,
           "num_train": num_train, "num_dev": num_dev, "seed": seed,
-          "splits": {split: {"file": s[0], "seed": s[1], "names": s[2], "families": list(s[3])}
-                     for split, s in settings.items()}}
-  info_path = os.path.join(directory, INFO_FILENAME)
-  if not writer.is_current(info_path, info, paths.values()):
-    for split, (_, split_seed, names, families) in settings.items():
-      count = num_train if split == "train" else num_dev
-      writer.write_json(paths[split], generate_examples(count, split_seed, split, names,
-                                                        families, preset))
-    writer.write_info(info_path, info)
-  return paths
+          "splits": {split: {"file": FILENAMES[split], "seed": s[1], "names": s[2],
+                             "families": list(s[3])} for split, s in plan.items()}}
+
+  def write(path, split, settings):
+    num, split_seed, names, families = settings
+    writer.write_json(path, generate_examples(num, split_seed, split, names, families, preset))
+
+  return writer.ensure_splits(directory, FILENAMES, INFO_FILENAME, info, plan, write)
 
 
 def item_words(record: dict) -> int:

@@ -72,7 +72,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
-import os
 import random
 import re
 import statistics
@@ -84,15 +83,10 @@ from synthetic_data import lexicon, writer
 from synthetic_data.lexicon import DIRECTIONS, MONTHS
 
 GENERATOR_VERSION = 1
-SPLITS = ("train", "dev", "dev_unseen", "dev_unseen_templates", "test_unseen_templates")
-# Split -> (seed offset, names, held-out families?); every split has its own random generator.
-_SPLIT_SETUP = {
-    "train": (0, "seen", False),
-    "dev": (1_000_003, "seen", False),
-    "dev_unseen": (2_000_003, "unseen", False),
-    "dev_unseen_templates": (4_000_037, "unseen", True),
-    "test_unseen_templates": (5_000_011, "unseen", True),
-}
+SPLITS = writer.SPLITS
+# Every split has its own random generator, seeded with seed + its offset.
+SEED_OFFSETS = {"train": 0, "dev": 1_000_003, "dev_unseen": 2_000_003,
+                "dev_unseen_templates": 4_000_037, "test_unseen_templates": 5_000_011}
 FILENAMES = {split: f"nq-benchmark-{split.replace('_', '-')}.jsonl.gz" for split in SPLITS}
 INFO_FILENAME = "synthetic_benchmark_info.json"
 NUM_DEV_ANNOTATIONS = 5
@@ -1594,13 +1588,10 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
   return [record for record, _ in generate_with_meta(num, seed, split, names, families, preset)]
 
 
-def _split_records(split: str, num: int, seed: int, train_families: Sequence[str],
-                   preset: str) -> List[dict]:
-  offset, names, held_out = _SPLIT_SETUP[split]
-  knobs = _preset(preset)
-  families = (knobs.held_out_families if held_out else
-              tuple(train_families) if split == "train" else knobs.train_families)
-  return generate_examples(num, seed + offset, split, names, families, preset)
+def split_plan(num_train: int, num_dev: int, seed: int = 0, preset: str = "benchmark",
+               train_families: Optional[Sequence[str]] = None) -> Dict[str, writer.SplitSettings]:
+  """{split: (items, seed, names, families)} as `ensure_demo_data` writes them."""
+  return writer.split_plan(SEED_OFFSETS, _preset(preset), seed, num_train, num_dev, train_families)
 
 
 def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,
@@ -1613,26 +1604,21 @@ def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0
   FAMILIES trains on the held-out families too, the ablation that measures what holding them
   out costs). `preset`: one of `PRESETS`; the held-out splits use its held-out families.
   """
-  knobs = _preset(preset)
-  for name, value in (("num_train", num_train), ("num_dev", num_dev)):
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-      raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
-  train_families = knobs.train_families if train_families is None else train_families
-  paths = {split: os.path.join(directory, FILENAMES[split]) for split in SPLITS}
+  plan = split_plan(num_train, num_dev, seed, preset, train_families)
   # "generator" names the preset, so a folder written with one preset is rewritten when another
   # is asked for ("nq_benchmark": the info written before presets existed, whose folders are
   # still reused).
   info = {"generator": f"nq_{preset}", "generator_version": GENERATOR_VERSION,
           "num_train": num_train, "num_dev": num_dev, "seed": seed,
-          "families": {"train": list(train_families), "held_out": list(knobs.held_out_families)}}
-  marker = os.path.join(directory, INFO_FILENAME)
-  if not writer.is_current(marker, info, paths.values()):
-    for split in SPLITS:
-      num = num_train if split == "train" else num_dev
-      writer.write_jsonl(paths[split], _split_records(split, num, seed, train_families, preset),
-                         compress=True)
-    writer.write_info(marker, info)
-  return paths
+          "families": {"train": list(plan["train"][3]),
+                       "held_out": list(plan["dev_unseen_templates"][3])}}
+
+  def write(path, split, settings):
+    num, split_seed, names, families = settings
+    writer.write_jsonl(path, generate_examples(num, split_seed, split, names, families, preset),
+                       compress=True)
+
+  return writer.ensure_splits(directory, FILENAMES, INFO_FILENAME, info, plan, write)
 
 
 def to_simplified(record: dict) -> dict:

@@ -66,7 +66,6 @@ import dataclasses
 import hashlib
 import math
 import json
-import os
 import random
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -77,13 +76,13 @@ GENERATOR_VERSION = 1
 FAMILIES = ("news", "product", "recipe", "forum", "encyclopedia", "directory", "blog")
 TRAIN_FAMILIES = FAMILIES[:4]
 HELD_OUT_FAMILIES = FAMILIES[4:]
-SPLITS = ("train", "dev", "dev_unseen", "dev_unseen_templates", "test_unseen_templates")
+SPLITS = writer.SPLITS
 NAMES = ("seen", "unseen")
 PRESETS = ("benchmark", "short")
-SPLIT_FILENAMES = {"train": "OpenKPBenchmarkTrain.jsonl", "dev": "OpenKPBenchmarkDev.jsonl",
-                   "dev_unseen": "OpenKPBenchmarkDevUnseen.jsonl",
-                   "dev_unseen_templates": "OpenKPBenchmarkDevUnseenTemplates.jsonl",
-                   "test_unseen_templates": "OpenKPBenchmarkTestUnseenTemplates.jsonl"}
+FILENAMES = {"train": "OpenKPBenchmarkTrain.jsonl", "dev": "OpenKPBenchmarkDev.jsonl",
+             "dev_unseen": "OpenKPBenchmarkDevUnseen.jsonl",
+             "dev_unseen_templates": "OpenKPBenchmarkDevUnseenTemplates.jsonl",
+             "test_unseen_templates": "OpenKPBenchmarkTestUnseenTemplates.jsonl"}
 INFO_FILENAME = "OpenKPBenchmarkInfo.json"
 # Each split's seed is `seed + offset`, so the splits never share a page.
 SEED_OFFSETS = {"train": 0, "dev": 1_000_003, "dev_unseen": 2_000_029,
@@ -1566,29 +1565,10 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
           for index in range(num)]
 
 
-def _splits(num_train: int, num_dev: int, seed: int, train_families: Sequence[str],
-            knobs: Preset) -> Dict[str, Tuple[int, int, str, Tuple[str, ...]]]:
-  """Split -> (pages, seed, names, families)."""
-  plan = {"train": (num_train, "seen", tuple(train_families)),
-          "dev": (num_dev, "seen", knobs.train_families),
-          "dev_unseen": (num_dev, "unseen", knobs.train_families),
-          "dev_unseen_templates": (num_dev, "unseen", knobs.held_out_families),
-          "test_unseen_templates": (num_dev, "unseen", knobs.held_out_families)}
-  return {split: (num, seed + SEED_OFFSETS[split], names, families)
-          for split, (num, names, families) in plan.items()}
-
-
-def _info(num_train: int, num_dev: int, seed: int, train_families: Sequence[str],
-          preset: str) -> dict:
-  """What the info file records; "generator" names the preset ("openkp_benchmark" is the info
-  written before the presets, so those directories stay current)."""
-  knobs = preset_settings(preset)
-  return {"generator": f"openkp_{preset}", "generator_version": GENERATOR_VERSION,
-          "num_train": num_train, "num_dev": num_dev, "seed": seed,
-          "train_families": list(train_families),
-          "held_out_families": list(knobs.held_out_families),
-          "split_seeds": {s: v[1] for s, v in _splits(num_train, num_dev, seed, train_families,
-                                                      knobs).items()}}
+def split_plan(num_train: int, num_dev: int, seed: int = 0, preset: str = "benchmark",
+               train_families: Optional[Sequence[str]] = None) -> Dict[str, writer.SplitSettings]:
+  """{split: (pages, seed, names, families)} as `ensure_demo_data` writes them."""
+  return writer.split_plan(SEED_OFFSETS, preset_settings(preset), seed, num_train, num_dev, train_families)
 
 
 def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,
@@ -1600,28 +1580,24 @@ def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0
   dev_unseen: unseen names; dev_unseen_templates and test_unseen_templates: unseen names and
   the preset's held-out families. Every split has its own seed (`SEED_OFFSETS`). Returns
   {split: path}; the file names are the same for every preset, and a directory written with
-  another preset is rewritten.
+  another preset is rewritten ("generator" names the preset; "openkp_benchmark" is the info
+  written before the presets, so those directories stay current).
 
   `train_families`: the families of the train split (None: the preset's; FAMILIES trains on
   the held-out families too, the ablation that measures what holding them out costs).
   """
-  knobs = preset_settings(preset)
-  for name, value in (("num_train", num_train), ("num_dev", num_dev)):
-    if not isinstance(value, int) or value < 1:
-      raise ValueError(f"{name} must be a positive integer, got {value!r}")
-  if train_families is None:
-    train_families = knobs.train_families
-  paths = {split: os.path.join(directory, name) for split, name in SPLIT_FILENAMES.items()}
-  info_path = os.path.join(directory, INFO_FILENAME)
-  info = _info(num_train, num_dev, seed, train_families, preset)
-  if writer.is_current(info_path, info, paths.values()):
-    return paths
-  for split, (num, split_seed, names, families) in _splits(num_train, num_dev, seed,
-                                                            train_families, knobs).items():
-    writer.write_jsonl(paths[split],
-                       generate_examples(num, split_seed, split, names, families, preset))
-  writer.write_info(info_path, info)
-  return paths
+  plan = split_plan(num_train, num_dev, seed, preset, train_families)
+  info = {"generator": f"openkp_{preset}", "generator_version": GENERATOR_VERSION,
+          "num_train": num_train, "num_dev": num_dev, "seed": seed,
+          "train_families": list(plan["train"][3]),
+          "held_out_families": list(plan["dev_unseen_templates"][3]),
+          "split_seeds": {split: s[1] for split, s in plan.items()}}
+
+  def write(path, split, settings):
+    num, split_seed, names, families = settings
+    writer.write_jsonl(path, generate_examples(num, split_seed, split, names, families, preset))
+
+  return writer.ensure_splits(directory, FILENAMES, INFO_FILENAME, info, plan, write)
 
 
 def _percentile(values: Sequence[float], q: float) -> float:

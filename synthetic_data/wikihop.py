@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import random
 import re
 import statistics
@@ -72,17 +71,12 @@ PRESETS = ("benchmark", "short")
 FAMILIES = ("lead", "infobox", "narrative", "stub", "chronicle")
 TRAIN_FAMILIES = FAMILIES[:3]  # the benchmark preset's (`Preset` has each preset's)
 HELD_OUT_FAMILIES = FAMILIES[3:]
-SPLITS = ("train", "dev", "dev_unseen", "dev_unseen_templates", "test_unseen_templates")
+SPLITS = writer.SPLITS
 DEV_SEED_OFFSET = 1_000_003
 UNSEEN_DEV_SEED_OFFSET = 2_000_003
-# Each split: its seed offset, its names and whether it uses the held-out families.
-SPLIT_SETUP = {
-    "train": (0, "seen", False),
-    "dev": (DEV_SEED_OFFSET, "seen", False),
-    "dev_unseen": (UNSEEN_DEV_SEED_OFFSET, "unseen", False),
-    "dev_unseen_templates": (4_000_037, "unseen", True),
-    "test_unseen_templates": (5_000_011, "unseen", True),
-}
+SEED_OFFSETS = {"train": 0, "dev": DEV_SEED_OFFSET, "dev_unseen": UNSEEN_DEV_SEED_OFFSET,
+                "dev_unseen_templates": 4_000_037, "test_unseen_templates": 5_000_011}
+FILENAMES = {split: f"benchmark_{split}.json" for split in SPLITS}
 INFO_FILENAME = "benchmark_info.json"
 TWO_HOP_RATE = 0.35
 MAX_CANDIDATES = 60
@@ -1255,26 +1249,10 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
   return [_example(rng, split, i, rng.choice(families), names, knobs) for i in range(num)]
 
 
-def _paths(directory: str) -> Dict[str, str]:
-  """Split name -> file path."""
-  return {split: os.path.join(directory, f"benchmark_{split}.json") for split in SPLITS}
-
-
-def _info(num_train: int, num_dev: int, seed: int, train_families: Sequence[str],
-          preset: str) -> dict:
-  """What the info file records about a dataset.
-
-  "generator" names the preset, so a folder written with one preset is rewritten when another is
-  asked for; the benchmark preset's info ("wikihop_benchmark") is exactly what this generator
-  wrote before it had presets, so those folders are reused as they are.
-  """
-  return {"generator": f"wikihop_{preset}", "generator_version": GENERATOR_VERSION,
-          "num_train": num_train, "num_dev": num_dev, "seed": seed,
-          "seeds": {split: seed + SPLIT_SETUP[split][0] for split in SPLITS},
-          "names": {split: SPLIT_SETUP[split][1] for split in SPLITS},
-          "train_families": list(train_families),
-          "held_out_families": list(_preset(preset).held_out_families),
-          "splits": list(SPLITS)}
+def split_plan(num_train: int, num_dev: int, seed: int = 0, preset: str = "benchmark",
+               train_families: Optional[Sequence[str]] = None) -> Dict[str, writer.SplitSettings]:
+  """{split: (items, seed, names, families)} as `ensure_demo_data` writes them."""
+  return writer.split_plan(SEED_OFFSETS, _preset(preset), seed, num_train, num_dev, train_families)
 
 
 def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,
@@ -1287,7 +1265,10 @@ def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0
   (unseen names) in the preset's train families, dev_unseen_templates and test_unseen_templates
   (unseen names) in its held-out families, `num_dev` items each, every split from its own
   `random.Random(seed + offset)`. The info file is written last, so an interrupted run leaves
-  no info file that matches.
+  no info file that matches. Its "generator" names the preset, so a folder written with one
+  preset is rewritten when another is asked for; the benchmark preset's info
+  ("wikihop_benchmark") is exactly what this generator wrote before it had presets, so those
+  folders are reused as they are.
 
   `train_families`: the families of the train split (None: the preset's train families;
   FAMILIES trains on the held-out families too, the ablation that measures what holding them
@@ -1296,24 +1277,20 @@ def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0
   Returns:
     {split: path} for the five splits.
   """
-  knobs = _preset(preset)
-  for name, value in (("num_train", num_train), ("num_dev", num_dev)):
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-      raise ValueError(f"{name} must be a positive integer, got {value!r}")
-  train_families = knobs.train_families if train_families is None else tuple(train_families)
-  paths = _paths(directory)
-  info = _info(num_train, num_dev, seed, train_families, preset)
-  info_path = os.path.join(directory, INFO_FILENAME)
-  if writer.is_current(info_path, info, paths.values()):
-    return paths
-  for split, path in paths.items():
-    offset, names, held_out = SPLIT_SETUP[split]
-    families = (knobs.held_out_families if held_out else
-                train_families if split == "train" else knobs.train_families)
-    num = num_train if split == "train" else num_dev
-    writer.write_json(path, generate_examples(num, seed + offset, split, names, families, preset))
-  writer.write_info(info_path, info)
-  return paths
+  plan = split_plan(num_train, num_dev, seed, preset, train_families)
+  info = {"generator": f"wikihop_{preset}", "generator_version": GENERATOR_VERSION,
+          "num_train": num_train, "num_dev": num_dev, "seed": seed,
+          "seeds": {split: s[1] for split, s in plan.items()},
+          "names": {split: s[2] for split, s in plan.items()},
+          "train_families": list(plan["train"][3]),
+          "held_out_families": list(plan["dev_unseen_templates"][3]),
+          "splits": list(SPLITS)}
+
+  def write(path, split, settings):
+    num, split_seed, names, families = settings
+    writer.write_json(path, generate_examples(num, split_seed, split, names, families, preset))
+
+  return writer.ensure_splits(directory, FILENAMES, INFO_FILENAME, info, plan, write)
 
 
 def _percentile(values: Sequence[float], q: float) -> float:

@@ -1,4 +1,5 @@
-"""Atomic writes of the synthetic data files: JSON, JSON lines (optionally gzipped), info files.
+"""Atomic writes of the synthetic data files (JSON, JSON lines optionally gzipped, info files),
+and the five splits every generator writes (`split_plan`, `ensure_splits`).
 
 Every file is written to a temporary file in its own folder and renamed over the target, so a
 reader (or a run restarted after a crash) sees the old file or the complete new one, never a
@@ -15,9 +16,18 @@ import gzip
 import json
 import os
 import tempfile
-from typing import BinaryIO, Iterable, Iterator, Mapping
+from typing import (BinaryIO, Callable, Dict, Iterable, Iterator, Mapping, Optional, Sequence,
+                    Tuple)
 
 INFO_DUMP_ARGS = {"indent": 2, "sort_keys": True}
+# The splits of every generator: training and dev items about the training lexicon's names,
+# dev_unseen about names never seen in training, and the two held-out splits about unseen names
+# written by template families held out of training.
+SPLITS = ("train", "dev", "dev_unseen", "dev_unseen_templates", "test_unseen_templates")
+SEEN_NAME_SPLITS = ("train", "dev")
+HELD_OUT_FAMILY_SPLITS = ("dev_unseen_templates", "test_unseen_templates")
+# (items, seed, names, families) of one split.
+SplitSettings = Tuple[int, int, str, Tuple[str, ...]]
 # gzip's usual level rather than Python's 9: a fifth of the time (the NQ demo's 1,400 pages took
 # 44 s at level 9) for files about 7% larger.
 COMPRESS_LEVEL = 6
@@ -117,3 +127,41 @@ def check_generator_arguments(num, split: str, splits, names: str, name_choices,
                      f"{tuple(all_families)}, got {families!r}"
                      + (f" (unknown families {unknown})" if unknown else ""))
   return families
+
+
+def split_plan(seed_offsets: Mapping[str, int], preset, seed: int, num_train: int, num_dev: int,
+               train_families: Optional[Sequence[str]] = None) -> Dict[str, SplitSettings]:
+  """{split: (items, seed, names, families)} of the five splits, in SPLITS order.
+
+  train: `num_train` items in `train_families` (None: the preset's); dev and dev_unseen:
+  `num_dev` items in the preset's train families; the held-out splits: `num_dev` items in its
+  held-out families (`preset` has `train_families` and `held_out_families`). A split's seed is
+  `seed + seed_offsets[split]`, so no two splits share an item. ValueError names a size that
+  is not a positive integer.
+  """
+  for name, value in (("num_train", num_train), ("num_dev", num_dev)):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+      raise ValueError(f"{name} must be a positive integer, got {value!r}")
+  plan = {}
+  for split in SPLITS:
+    families = (preset.held_out_families if split in HELD_OUT_FAMILY_SPLITS else
+                train_families if split == "train" and train_families is not None else
+                preset.train_families)
+    plan[split] = (num_train if split == "train" else num_dev, seed + seed_offsets[split],
+                   "seen" if split in SEEN_NAME_SPLITS else "unseen", tuple(families))
+  return plan
+
+
+def ensure_splits(directory: str, filenames: Mapping[str, str], info_filename: str,
+                  info: Mapping, plan: Mapping[str, SplitSettings],
+                  write_split: Callable[[str, str, SplitSettings], None]) -> Dict[str, str]:
+  """Writes every split of `plan` with `write_split(path, split, settings)`, then the info file
+  (last, so an interrupted run leaves no info file that matches), unless the info file in
+  `directory` already holds `info` and every split's file exists. Returns {split: path}."""
+  paths = {split: os.path.join(directory, filenames[split]) for split in plan}
+  info_path = os.path.join(directory, info_filename)
+  if not is_current(info_path, info, paths.values()):
+    for split, settings in plan.items():
+      write_split(paths[split], split, settings)
+    write_info(info_path, info)
+  return paths

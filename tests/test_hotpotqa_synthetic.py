@@ -462,10 +462,11 @@ def test_ensure_demo_data_writes_the_five_splits(demo):
   paths, preset = demo["paths"], demo["preset"]
   assert tuple(paths) == gen.SPLITS
   seed = DEMO_SIZES["seed"]
-  for split in gen.SPLITS:
-    filename, split_seed, names, families = gen.split_settings(split, seed, preset)
-    assert os.path.basename(paths[split]) == filename
-    count = DEMO_SIZES["num_train"] if split == "train" else DEMO_SIZES["num_dev"]
+  plan = gen.split_plan(DEMO_SIZES["num_train"], DEMO_SIZES["num_dev"], seed, preset)
+  for split, (count, split_seed, names, families) in plan.items():
+    assert os.path.basename(paths[split]) == gen.FILENAMES[split]
+    assert split_seed == seed + gen.SEED_OFFSETS[split]
+    assert names == ("seen" if split in ("train", "dev") else "unseen")
     assert demo["items"][split] == gen.generate_examples(count, split_seed, split, names,
                                                          families, preset)
   ids = [item["_id"] for items in demo["items"].values() for item in items]
@@ -522,12 +523,12 @@ def test_bad_arguments_raise_clear_errors(tmp_path):
       gen.generate_examples(**kwargs)
   with pytest.raises(ValueError, match="num_train"):
     gen.ensure_demo_data(str(tmp_path), -1, 2)
-  with pytest.raises(ValueError, match="split"):
-    gen.split_settings("valid")
+  with pytest.raises(ValueError, match="num_dev must be a positive integer"):
+    gen.ensure_demo_data(str(tmp_path), 2, 0)
   # An unknown preset is refused, naming the valid ones, before anything is written.
   refused = re.escape(str(gen.PRESETS))
   for call in (lambda: gen.generate_examples(1, preset="demo"),
-               lambda: gen.split_settings("train", preset="long"),
+               lambda: gen.split_plan(2, 2, preset="long"),
                lambda: gen.ensure_demo_data(str(tmp_path / "x"), 2, 2, preset="long")):
     with pytest.raises(ValueError, match=refused):
       call()

@@ -478,7 +478,7 @@ def test_the_short_preset_stays_short(short, many):
 def test_ensure_demo_data_writes_five_splits_and_reuses_them(demo):
   directory, paths = demo
   assert sorted(paths) == sorted(g.SPLITS)
-  assert sorted(os.listdir(directory)) == sorted(list(g.SPLIT_FILENAMES.values())
+  assert sorted(os.listdir(directory)) == sorted(list(g.FILENAMES.values())
                                                  + [g.INFO_FILENAME])
   expected = {"train": (30, 5, "seen", g.TRAIN_FAMILIES),
               "dev": (12, 5 + g.SEED_OFFSETS["dev"], "seen", g.TRAIN_FAMILIES),

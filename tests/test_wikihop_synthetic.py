@@ -582,7 +582,7 @@ def test_ensure_demo_data_writes_the_five_splits_and_reuses_them(tmp_path):
     assert len(records) == (6 if split == "train" else 4)
     assert all(i["id"].startswith(f"WH_{split}_") for i in records)
   assert items["dev_unseen_templates"] == synthetic.generate_examples(
-      4, seed=2 + synthetic.SPLIT_SETUP["dev_unseen_templates"][0], split="dev_unseen_templates",
+      4, seed=2 + synthetic.SEED_OFFSETS["dev_unseen_templates"], split="dev_unseen_templates",
       names="unseen", families=synthetic.HELD_OUT_FAMILIES)
   assert items["train"] == synthetic.generate_examples(6, seed=2)
   held = _phrases(synthetic.HELD_OUT_FAMILIES)
@@ -607,10 +607,12 @@ def test_the_preset_is_part_of_the_reuse_check(tmp_path):
   benchmark = _load(paths)
   assert synthetic.ensure_demo_data(directory, 6, 4, seed=2, preset="short") == paths
   short = _load(paths)
-  for split, (offset, names, held_out) in synthetic.SPLIT_SETUP.items():
-    families = SHORT.held_out_families if held_out else SHORT.train_families
+  for split, (num, split_seed, names, families) in synthetic.split_plan(
+      6, 4, 2, "short").items():
+    held_out = split in ("dev_unseen_templates", "test_unseen_templates")
+    assert families == (SHORT.held_out_families if held_out else SHORT.train_families)
     assert short[split] == synthetic.generate_examples(
-        6 if split == "train" else 4, 2 + offset, split, names, families, preset="short"), split
+        num, split_seed, split, names, families, preset="short"), split
     assert short[split] != benchmark[split]
   with open(os.path.join(directory, synthetic.INFO_FILENAME), encoding="utf-8") as f:
     info = json.load(f)
