@@ -1568,7 +1568,8 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
 def split_plan(num_train: int, num_dev: int, seed: int = 0, preset: str = "benchmark",
                train_families: Optional[Sequence[str]] = None) -> Dict[str, writer.SplitSettings]:
   """{split: (pages, seed, names, families)} as `ensure_demo_data` writes them."""
-  return writer.split_plan(SEED_OFFSETS, preset_settings(preset), seed, num_train, num_dev, train_families)
+  return writer.split_plan(SEED_OFFSETS, preset_settings(preset), seed, num_train, num_dev,
+                           train_families)
 
 
 def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,
