@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import tensorflow as tf
 
+from etc_realformer.training import determinism
 from synthetic_data import wikihop as synthetic
 from tasks.wikihop.task import TASK
 
@@ -62,3 +63,12 @@ def test_started_runtime_with_several_inter_op_threads_is_a_clear_error():
                           cwd=ROOT, env=env, check=False)
   assert result.returncode != 0
   assert "TF_NUM_INTEROP_THREADS=1" in result.stderr and "train.deterministic" in result.stderr
+
+
+def test_bit_for_bit_repeats_are_promised_for_one_intra_op_thread_only(monkeypatch):
+  # The demo command prints which of the two it is (docs/long_documents.md: two threads drift).
+  assert tf.config.threading.get_intra_op_parallelism_threads() == 0  # set by the environment
+  monkeypatch.setenv("TF_NUM_INTRAOP_THREADS", "1")
+  assert determinism.repeats_bit_for_bit()
+  monkeypatch.setenv("TF_NUM_INTRAOP_THREADS", "2")
+  assert not determinism.repeats_bit_for_bit()

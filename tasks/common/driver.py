@@ -146,7 +146,10 @@ def demo(task) -> Dict:
                           FLAGS.data_style, FLAGS.train_families)
   print(task.demo_report(summary))
   print(f"\nseeds: data --seed={FLAGS.seed}, training train.seed={summary['seed']}; "
-        + ("deterministic: a rerun of this command prints the same tables"
+        + (("deterministic, one TensorFlow thread: a rerun of this command prints the same "
+            "tables" if determinism.repeats_bit_for_bit() else
+            "deterministic ops with several TensorFlow threads: a rerun can drift in the last "
+            "bits after hundreds of steps (TF_NUM_INTRAOP_THREADS=1 repeats it bit for bit)")
            if summary["deterministic"] else "train.deterministic is off: reruns can differ")
         + "; how much the figures move with the training seed: docs/long_documents.md")
   print("\ntime per step (s):")
