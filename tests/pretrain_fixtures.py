@@ -21,6 +21,23 @@ DATA_CONFIG = pe.PretrainingDataConfig(long_seq_len=64, global_seq_len=8,
                                        cpc_sentence_len=12)
 
 
+def bert_folder(directory):
+  """A random 2-layer BERT folder (Hugging Face names, 32 wide) over the embedded vocabulary, as
+  the tiny configs lift it; returns its token table [vocab, 32]."""
+  import test_bert_lifting as tbl  # pylint: disable=g-import-not-at-top
+  tensors = tbl._random_bert_folder(directory, pretraining_data.EMBEDDED_VOCAB)  # pylint: disable=protected-access
+  return tensors["bert.embeddings.word_embeddings.weight"]
+
+
+def assert_trained_from_bert(weights, bert_table):
+  """The run's token table (in `weights`, {name: array}) still follows BERT's (rows from 104 on;
+  the reserved rows before hold the global tokens' own start) but has moved."""
+  table = [w for name, w in weights.items() if "token_embeddings" in name]
+  assert len(table) == 1 and table[0].shape == bert_table.shape
+  assert np.corrcoef(table[0][104:].ravel(), bert_table[104:].ravel())[0, 1] > 0.9
+  assert not np.allclose(table[0][104:], bert_table[104:])
+
+
 def make_tiny_data(directory, num_documents=40, data_config=DATA_CONFIG):
   corpus = os.path.join(directory, "corpus.txt")
   synthetic_corpus.write_corpus(corpus, num_documents=num_documents, seed=3)

@@ -145,13 +145,15 @@ def demo(task) -> Dict:
                           FLAGS.num_train, FLAGS.num_dev, FLAGS.seed, FLAGS.set, FLAGS.verbose,
                           FLAGS.data_style, FLAGS.train_families)
   print(task.demo_report(summary))
-  print(f"\nseeds: data --seed={FLAGS.seed}, training train.seed={summary['seed']}; "
-        + (("deterministic, one TensorFlow thread: a rerun of this command prints the same "
-            "tables" if determinism.repeats_bit_for_bit() else
-            "deterministic ops with several TensorFlow threads: a rerun can drift in the last "
-            "bits after hundreds of steps (TF_NUM_INTRAOP_THREADS=1 repeats it bit for bit)")
-           if summary["deterministic"] else "train.deterministic is off: reruns can differ")
-        + "; how much the figures move with the training seed: docs/long_documents.md")
+  if not summary["deterministic"]:
+    repeats = "train.deterministic is off: reruns can differ"
+  elif determinism.repeats_bit_for_bit():
+    repeats = "deterministic, one TensorFlow thread: a rerun of this command prints the same tables"
+  else:
+    repeats = ("deterministic ops with several TensorFlow threads: a rerun can drift in the last "
+               "bits after hundreds of steps (TF_NUM_INTRAOP_THREADS=1 repeats it bit for bit)")
+  print(f"\nseeds: data --seed={FLAGS.seed}, training train.seed={summary['seed']}; {repeats}; "
+        "how much the figures move with the training seed: docs/long_documents.md")
   print("\ntime per step (s):")
   for name, seconds in summary["timings_seconds"].items():
     print(f"  {name:<24}{seconds:8.1f}")
