@@ -1,51 +1,21 @@
 """Synthetic HotpotQA (distractor setting) in the official JSON format: one generator, two presets.
 
-Each item is an invented world of people, towns, countries and companies whose facts are drawn
-afresh, so answers must be read, not memorised; items are one JSON array of {_id, question,
-answer, supporting_facts, context, type, level}, which `tasks/hotpotqa/data.py` reads unchanged.
-Items are written in several independent *template families*. A family is one way of writing
-the same facts: its own phrasing of every fact (active, passive, appositive, parenthetical, a
-fact split over two sentences with a pronoun), its own date format, its own question phrasings,
-where the answer-bearing sentences sit (the first sentence, early, anywhere, or in the second
-half of a paragraph) and its own distractor style (how often the distractor paragraphs mention
-the question's entities in another relation). Background prose comes from large pools of long
-sentence patterns per entity kind, so paragraphs rarely repeat a sentence. Splits hold out whole
-families (`HELD_OUT_FAMILIES`) as well as names (`UNSEEN_LEXICON`), so a score on
-`dev_unseen_templates` measures reading, not template or name memory.
+Every item is an invented world of people, towns, countries and companies whose facts are drawn
+afresh, written as one JSON array of {_id, question, answer, supporting_facts, context, type,
+level} that `tasks/hotpotqa/data.py` reads unchanged. Items are written by independent template
+families (`FAMILIES`: fact phrasings, date formats, question phrasings, where the answer
+sentences sit, distractor style); the `*_unseen_templates` splits use only `HELD_OUT_FAMILIES`
+and every unseen split names things from `UNSEEN_LEXICON`, so their scores measure reading, not
+template or name memory. Presets (`PRESETS`, knobs in `Preset`): "benchmark" (the default) is as
+long as the real benchmark (10 paragraphs, about 1,000 words an item); "short" is small, for
+fast tests. docs/synthetic_data/hotpotqa.md has the families, the length targets and what was
+measured.
 
-Presets (`PRESETS`): the same code with a few knobs changed (`Preset`).
-  "benchmark" (the default): items as long as the real benchmark's. Targets, from Yang et al.
-    2018, "HotpotQA: A Dataset for Diverse, Explainable Multi-hop Question Answering" (EMNLP):
-    10 paragraphs per question (2 gold, 8 distractors retrieved by bigram TF-IDF with the
-    question, so distractors share words with the question), each the first paragraph of a
-    Wikipedia article; about 80% bridge and 20% comparison questions; supporting facts are
-    sentences. The ETC paper (Ainslie et al. 2020, "ETC: Encoding Long and Structured Inputs in
-    Transformers") gives about 1,300 word pieces per input. Matched here: words per item
-    (question, titles and sentences) median 900-1,100 and p90 about 1,500 (bands tested: median
-    850-1,150, p90 1,250-1,750); paragraphs of 2 to 13 sentences (median 4; 5 in the held-out
-    families, which give more facts a sentence of their own); 10 paragraphs per item, 8 or 9 in
-    about 3% of items. Measured on 400 train items: words median about 960, p90 about 1,520.
-    Word pieces with the shipped 1,931-piece English vocabulary are about twice the words
-    (invented names split into many pieces).
-  "short": small items for fast tests and quick looks: 8 paragraphs (2 gold, 6 distractors)
-    of mostly 2 to 5 sentences (more only where a paragraph's facts need them), few attribution
-    tails, no added sentences per item; one train family ("encyclopedic") and one held-out
-    family ("archival"). Measured on 400 train items: words mean about 460 (word pieces about
-    970), held-out-family items about 490: as long as the items of the single-phrasing demo
-    generator it replaced (about 435 words, 1,000 pieces, in 10 paragraphs of short sentences).
-
-Names come from one fixed lexicon of a few hundred invented words (`LEXICON`, the same for every
-seed), so a small WordPiece vocabulary covers train and dev alike. The unseen-name splits draw
-every name from `UNSEEN_LEXICON`: pools shaped like `LEXICON`'s with none of its words (only the
-affixes "O'" and "-on-Sea/Hill/Marsh", `NAME_AFFIX_WORDS`, are common to both); template words
-(occupations, "Works", "River", ...) are shared.
-
-Question kinds: bridge (the country of a person's birthplace, the founding year or home town of
-the company a person founded) and comparison (same country, older, born first, same
-occupation). Every answer is a span of a gold paragraph's supporting sentence or yes/no, and the
-supporting facts are exactly the sentences that state the needed facts. Pure Python (standard
-library only); never loads TensorFlow. The same arguments always give identical records (one
-`random.Random` per call, no string hashing, no set iteration in the output).
+Every answer is a span of a gold paragraph's supporting sentence or yes/no, and the supporting
+facts are exactly the sentences that state the needed facts (each item is checked: the answer
+and the bridge entity stand in them). The same arguments give identical records (one
+`random.Random` per call, no string hashing, no set order in the output). Pure Python: never
+loads TensorFlow.
 """
 
 from __future__ import annotations
@@ -1168,29 +1138,15 @@ def item_words(record: dict) -> int:
   return total
 
 
-def _percentile(values: Sequence[float], q: float) -> float:
-  """Nearest-rank percentile of sorted `values` (q in [0, 1])."""
-  if not values:
-    return 0.0
-  return values[min(len(values) - 1, max(0, math.ceil(q * len(values)) - 1))]
-
-
 def length_statistics(records: Sequence[dict]) -> Dict[str, float]:
-  """Words per item (mean, median, p90, max) and the counts that matter for HotpotQA."""
-  words = sorted(item_words(r) for r in records)
-  paragraphs = sorted(len(r["context"]) for r in records)
-  sentences = sorted(len(s) for r in records for _, s in r["context"])
-  n = max(1, len(records))
-  return {
-      "items": len(records),
-      "words_mean": sum(words) / n, "words_median": _percentile(words, 0.5),
-      "words_p90": _percentile(words, 0.9), "words_max": words[-1] if words else 0,
-      "paragraphs_mean": sum(paragraphs) / n,
-      "paragraphs_min": paragraphs[0] if paragraphs else 0,
-      "paragraphs_max": paragraphs[-1] if paragraphs else 0,
-      "sentences_per_paragraph_median": _percentile(sentences, 0.5),
-      "sentences_per_paragraph_max": sentences[-1] if sentences else 0,
-      "supporting_facts_mean": sum(len(r["supporting_facts"]) for r in records) / n,
-      "bridge_share": sum(r["type"] == "bridge" for r in records) / n,
-      "yes_no_share": sum(r["answer"] in ("yes", "no") for r in records) / n,
-  }
+  """Words per item (`writer.spread`: mean, median, p90, min, max) and the counts that matter
+  for HotpotQA."""
+  stats = {"items": len(records), **writer.spread("words", [item_words(r) for r in records]),
+           **writer.spread("paragraphs", [len(r["context"]) for r in records]),
+           **writer.spread("sentences_per_paragraph",
+                           [len(s) for r in records for _, s in r["context"]])}
+  for name, count in (("supporting_facts_mean", lambda r: len(r["supporting_facts"])),
+                      ("bridge_share", lambda r: r["type"] == "bridge"),
+                      ("yes_no_share", lambda r: r["answer"] in ("yes", "no"))):
+    stats[name] = sum(map(count, records)) / len(records)
+  return stats

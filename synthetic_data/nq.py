@@ -1,70 +1,22 @@
 """Synthetic Natural Questions in the official original format: wiki-like pages written by five
 template families, in two presets.
 
-Why: tests, demos and conversion benchmarks need NQ files without downloading the 40 GB
-release, and a model trained on them should have to read, not learn one phrasing per fact.
-Records are gzipped JSON lines with the keys of the release (`document_html`,
-`document_tokens`, `long_answer_candidates`, `annotations`, ...): 1 annotation in train, 5 in
-the dev-like splits, with realistic disagreement (the >=2 non-null rule recovers the gold).
-
-Presets (`PRESETS`; their knobs are `Preset` records): "benchmark" (the default) writes pages
-as long as real NQ pages with all five template families. "short" is the same code with a short
-length target, fewer sections, paragraphs of 1 or 2 background sentences, one train family
-(infobox) and one held-out family (almanac) and equal shares of the four answer kinds: pages of
-about 370 text words (the single-phrasing demo pages it replaced had 330), so fast tests can
-train on them and meet every answer kind in a few dozen records. Both presets write the same
-five splits (`SPLITS`).
-
-Tokens follow NQ: every html tag is one token (`html_token` true); text is split into words and
-single punctuation marks, separated by one space or a newline in `document_html`; byte offsets
-index its UTF-8 encoding (end exclusive). Candidates are every `<P>`, `<Ul>`, `<Li>`, `<Table>`
-and `<Tr>` in document order; `<Li>` and `<Tr>` are nested (`top_level` false). A few names
-carry non-ASCII letters, so byte and character offsets differ.
-
-Template families: a family is an independent way of writing the same facts. It fixes the
-sentences that state a fact (verbs, syntax, pronoun splits, appositives), the table or list
-rows that state one, how questions, yes/no questions and "tell me about" questions are
-phrased, how distractor facts about other entities are introduced, and the page layout (where
-the fact table sits and where facts are stated). `TRAIN_FAMILIES` (infobox, lead, lists) make
-train, dev and dev_unseen; `HELD_OUT_FAMILIES` (chronicle, almanac) share no fact phrasing and
-no question phrasing with them and make only the *_unseen_templates splits. Background prose
-(section paragraphs, timelines, references, navigation boxes) is drawn from large pools of
-sentence patterns with many slots, shared by all families; it never states a fact of the page.
-
-Length targets of the benchmark preset (Kwiatkowski et al. 2019, "Natural Questions: a
-Benchmark for Question Answering Research", TACL, and the statistics of the released files as
-commonly reported; the exact percentiles are not tabulated in the paper, so the bands are
-approximate):
-* document tokens (html tags included): median about 3,500, p90 about 8,000; pages draw a
-  target from a log-normal with that median and p90 (clipped to 900 .. 30,000 tokens).
-* text tokens (words and punctuation a model reads, tags left out): median 2,500 .. 3,300.
-* long-answer candidates per page: about 50 .. 150 (median about 100), with nested (not
-  top-level) `<Tr>` and `<Li>` candidates inside tables and lists.
-* answer kinds: 49% of questions have a long answer, 36% a short answer (about 1% of all
-  questions are yes/no); here: short span 35%, yes/no 1%, long answer only 13%, null 51%.
-* long answers are mostly top-level blocks (paragraphs, then tables and lists); a fact stated
-  in a table row is answered by the whole `<Table>` 90% of the time, a list item by the `<Ul>`
-  half of the time; facts sit more often in the first part of the page (except in the
-  chronicle family, which buries them).
-
-Measured on 200 pages per split: document tokens median 3,230 .. 3,800, p90 6,800 .. 8,500;
-text words median 2,770 .. 3,200; candidates median 104 .. 119; 110 .. 150 pages per second.
+Records are gzipped JSON lines with the release's keys (`document_html`, `document_tokens`,
+`long_answer_candidates`, `annotations`, ...) that `tasks/nq/data.py` reads unchanged: 1
+annotation in train, 5 with realistic disagreement in the other splits. Tokens follow NQ (every
+html tag one token; byte offsets into the UTF-8 html, end exclusive; candidates are every `<P>`,
+`<Ul>`, `<Li>`, `<Table>` and `<Tr>`, the last two nested). A template family fixes how facts,
+questions and page layouts are written; the `*_unseen_templates` splits use only
+`HELD_OUT_FAMILIES` and every unseen split names things from `UNSEEN_LEXICON`. Presets
+(`PRESETS`, knobs in `Preset`): "benchmark" (the default) is as long as real NQ pages (document
+tokens median about 3,500); "short" is small, for fast tests. docs/synthetic_data/nq.md has the
+families, the length targets and what was measured.
 
 Every stated fact's value is a fresh draw that occurs exactly once on the page (checked; a page
-that fails the check is drawn again), a yes/no NO value never occurs on the page, and a relation
-is stated at most once about the page's subject. Distractors state the same relation about
-other entities of the same kind (same relation words as the question), and the page states the
-subject's other relations, so word overlap alone does not find the answer.
-
-Names: the seen splits draw every name from `LEXICON` (one fixed lexicon with its own seed, the
-same for every data seed, so a tiny WordPiece vocabulary covers train and dev alike).
-`UNSEEN_LEXICON` has pools of the same shape none of whose words occurs in `LEXICON` or in the
-fixed texts of the pages; the *_unseen splits draw every name from it, so no word of those
-names occurs in a train file.
-
-The same arguments always give identical records (one `random.Random` per split, no `hash()`,
-no set order in the output). Pure Python: importing or running this module never loads
-TensorFlow.
+that fails is drawn again), a yes/no NO value never occurs on the page, and distractors state
+the question's relation about other entities, so word overlap alone does not find the answer.
+The same arguments give identical records (one `random.Random` per split, no `hash()`, no set
+order in the output). Pure Python: never loads TensorFlow.
 """
 
 from __future__ import annotations
@@ -74,7 +26,6 @@ import dataclasses
 import math
 import random
 import re
-import statistics
 import string
 import urllib.parse
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
@@ -1649,16 +1600,6 @@ def to_simplified(record: dict) -> dict:
 # ----------------------------------------------------------------------------- statistics
 
 
-def _percentile(values: Sequence[float], q: float) -> float:
-  ordered = sorted(values)
-  return float(ordered[min(len(ordered) - 1, int(q * len(ordered)))])
-
-
-def _summary(values: Sequence[float]) -> Dict[str, float]:
-  return {"mean": float(statistics.fmean(values)), "median": float(statistics.median(values)),
-          "p90": _percentile(values, 0.9), "max": float(max(values))}
-
-
 def text_of(record: dict) -> str:
   """The text a model reads: the question and the page's non-html tokens."""
   return " ".join([record["question_text"]] + [t["token"] for t in record["document_tokens"]
@@ -1668,12 +1609,6 @@ def text_of(record: dict) -> str:
 def length_statistics(records: Sequence[dict]) -> dict:
   """Words per item (whitespace tokens of the question and of the page text, tags left out;
   NQ tokens, so punctuation marks count), document tokens with tags, candidates, answer kinds."""
-  if not records:
-    raise ValueError("length_statistics needs at least one record")
-  words = [len(text_of(r).split()) for r in records]
-  tokens = [len(r["document_tokens"]) for r in records]
-  candidates = [len(r["long_answer_candidates"]) for r in records]
-  top = [sum(c["top_level"] for c in r["long_answer_candidates"]) for r in records]
   kinds = {"short": 0, "yes_no": 0, "long": 0, "null": 0}
   for r in records:
     answered = [a for a in r["annotations"] if a["long_answer"]["candidate_index"] >= 0]
@@ -1685,6 +1620,11 @@ def length_statistics(records: Sequence[dict]) -> dict:
       kinds["short"] += 1
     else:
       kinds["long"] += 1
-  return {"items": len(records), "words": _summary(words), "document_tokens": _summary(tokens),
-          "candidates": _summary(candidates), "top_level_candidates": _summary(top),
+  candidates = [r["long_answer_candidates"] for r in records]
+  top_level = [sum(c["top_level"] for c in cs) for cs in candidates]
+  return {"items": len(records),
+          **writer.spread("words", [len(text_of(r).split()) for r in records]),
+          **writer.spread("document_tokens", [len(r["document_tokens"]) for r in records]),
+          **writer.spread("candidates", [len(c) for c in candidates]),
+          **writer.spread("top_level_candidates", top_level),
           "kinds": {k: v / len(records) for k, v in kinds.items()}}

@@ -1,63 +1,19 @@
 """Synthetic OpenKP (MS MARCO OpenKeyPhrase) web pages in the official JSONL format, two presets.
 
-Why: tests, the demos and the conversion benchmark need keyphrase-extraction pages without the
-real release, and the pages must be varied enough that a model cannot learn one set of sentence
-templates instead of reading. Each line is one page: `url` (the key), `text` (its words joined by
-single spaces, ASCII letters and digits only), `VDOM` (a JSON string: the page's text elements
-in reading order, each with an `Id`, its `text`, word offsets `start_idx`/`end_idx` into
-`text.split(" ")` (end exclusive) and the 20 visual features of `FEATURE_NAMES`, the element's
-ten then its parent's) and `KeyPhrases` (1 to 3 phrases, each a list of lower-case words). The
-elements never overlap and together cover every word of `text` once.
+Each line is one page: `url` (the key), `text` (its words joined by single spaces), `VDOM` (a
+JSON string: the text elements in reading order, each with an `Id`, its `text`, word offsets
+`start_idx`/`end_idx` into `text.split(" ")` (end exclusive) and the 20 visual features of
+`FEATURE_NAMES`, the element's ten then its parent's; the elements cover every word once) and
+`KeyPhrases` (1 to 3 phrases, each a list of lower-case words). Pages come from seven template
+families (page genres, `FAMILIES`) with their own wording, boilerplate and layout, so key
+phrases sit in different places with different visual cues; the `*_unseen_templates` splits use
+only `HELD_OUT_FAMILIES` and every unseen split names things from `UNSEEN_LEXICON`. Presets
+(`PRESETS`, `preset_settings`): "benchmark" (the default) has the real data's lengths (median
+about 800 words); "short" is small, for fast tests. docs/synthetic_data/openkp.md has the
+families, the length targets and what was measured.
 
-Pages come from seven independent template families (page genres):
-
-  news        news article: breadcrumb, lede that names the topic, pull quote, tags, most read
-  product     shop page: product title, price, feature bullets, specifications, reviews
-  recipe      recipe or how-to: long intro story, ingredients, numbered steps, comments
-  forum       forum thread: question title, posts with user names and reply buttons
-  encyclopedia (held out) reference entry: infobox, bold first mention, contents, references
-  directory   (held out) local listings: one block per business with address and rating
-  blog        (held out) personal blog post: first person, captions, tags, comments, sidebar
-
-Each family has its own wording of every sentence that mentions an entity, its own stock
-sentences, headings, titles and boilerplate (menus, cookie notices, buttons, footers) and its
-own layout, so the place and visual features of the key phrases differ (title or not, bold
-first mention, headings, tags, breadcrumbs, listing names). Background prose comes from large
-combinatorial pools per topic kind (person, event, place, product, dish, business), so long
-pages do not repeat a sentence. Train, dev and dev_unseen use the preset's train families; the
-two `*_unseen_templates` splits use only its held-out families and the unseen lexicon, so
-neither their names nor their mention sentences occur in train.
-
-Names: entities combine English words with invented words of a fixed lexicon (`LEXICON`, drawn
-from its own seed, the same for every data seed, none of them an English word of the pages).
-`names="unseen"` (dev_unseen and the held-out-family splits) draws them from `UNSEEN_LEXICON`,
-the same pools from another seed with none of LEXICON's words, so none occurs in train.
-
-Key phrases are 1 to 3 entities a reader would pick as the page's topic (the main entity on
-every page, plus up to two of its most important related entities), mostly 1 to 3 words, at
-most 5; they recur in the body and usually carry a visual cue (title, heading or bold span;
-on about one page in twelve one key phrase gets none). Other entities (rival products, other
-towns' events with the same event words, listings, colleagues) also get headings, bold spans
-and related links, and boilerplate repeated on the page (site name, buttons, forum actions,
-cookie words) makes frequent n-grams that are not key phrases, so the frequent n-gram baseline
-stays weak (about 0.2 to 0.3 F1@3, as on the real data).
-
-Presets (`PRESETS`): the same code with other knobs (`Preset`, `preset_settings`).
-
-  benchmark (the default) the real data's lengths, from Xiong et al. 2019, "Open Domain Web
-    Keyphrase Extraction Beyond Language Modeling" (EMNLP; the OpenKP dataset): pages of about
-    900 words on average with a long tail, 1 to 3 key phrases (about 1.8 on average), mostly of
-    1 to 3 words. The page length is drawn from a log-normal with median 800 words and p90
-    about 1,700 (clipped to `MIN_WORDS`..`MAX_WORDS`), so measured pages have a median of 700
-    to 900 words and a p90 of 1,400 to 2,000 (the tests' bands on 300 pages); all seven
-    families, `TRAIN_FAMILIES` and `HELD_OUT_FAMILIES`.
-  short   pages of about 380 words (a drawn median of 320, sigma 0.3, clipped to 200..700;
-    the earlier short demo pages had about 10% more words and 10 to 20% fewer pieces), from the
-    first train family (news) and the first held-out one (encyclopedia) only: data a test can
-    train on in seconds.
-
-Deterministic: the same arguments give identical records (one `random.Random` per call, no
-`hash()`, no set iteration in the output). Pure Python: never imports TensorFlow.
+The same arguments give identical records (one `random.Random` per call, no `hash()`, no set
+order in the output). Pure Python: never imports TensorFlow.
 """
 
 from __future__ import annotations
@@ -1601,29 +1557,15 @@ def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0
   return writer.ensure_splits(directory, FILENAMES, INFO_FILENAME, info, plan, write)
 
 
-def _percentile(values: Sequence[float], q: float) -> float:
-  """The nearest-rank q-quantile of the values."""
-  ordered = sorted(values)
-  return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
-
-
 def length_statistics(records: Sequence[dict]) -> dict:
   """Words per page (the whitespace tokens of `text`, all the model reads) and task counts."""
-  if not records:
-    raise ValueError("length_statistics needs at least one record")
-  words = [len(r["text"].split()) for r in records]
-  phrases = [len(r["KeyPhrases"]) for r in records]
   lengths = [len(p) for r in records for p in r["KeyPhrases"]]
-  elements = [len(json.loads(r["VDOM"])) for r in records]
-  return {"items": len(records), "words_mean": sum(words) / len(words),
-          "words_median": _percentile(words, 0.5), "words_p90": _percentile(words, 0.9),
-          "words_max": max(words), "words_min": min(words),
-          "keyphrases_mean": sum(phrases) / len(phrases), "keyphrases_min": min(phrases),
-          "keyphrases_max": max(phrases),
-          "keyphrase_words_mean": sum(lengths) / max(1, len(lengths)),
-          "keyphrase_words_max": max(lengths, default=0),
-          "keyphrases_of_1_to_3_words": sum(n <= 3 for n in lengths) / max(1, len(lengths)),
-          "elements_median": _percentile(elements, 0.5), "elements_max": max(elements)}
+  words = [len(r["text"].split()) for r in records]
+  return {"items": len(records), **writer.spread("words", words),
+          **writer.spread("keyphrases", [len(r["KeyPhrases"]) for r in records]),
+          **writer.spread("keyphrase_words", lengths),
+          "keyphrases_of_1_to_3_words": sum(n <= 3 for n in lengths) / len(lengths),
+          **writer.spread("elements", [len(json.loads(r["VDOM"])) for r in records])}
 
 
 def family_templates(family: str) -> Tuple[str, ...]:

@@ -1,57 +1,21 @@
 """Synthetic WikiHop (QAngaroo v1.1) data in the official JSON format: one generator, two presets.
 
-Why: tests and the demo need WikiHop files without the real release, and a model trained on them
-should have to read: every answer is stated by the supports, in several independent ways of
-writing (template families), about names drawn afresh for every item.
+One JSON array per file; every item has `id` ("WH_<split>_<index>"), `query` ("<relation>
+<subject>", lower case, the relation's words joined by underscores), `candidates` (distinct
+lower-case names of the answer's kind, shuffled), `supports`, `answer` and, in every split but
+train, `annotations` (ignored by readers). Each item is a small invented world whose links are
+set once, so stated facts never disagree; the query is answered by one sentence or through a
+bridge entity in another document (`TWO_HOP_RATE`), and the other candidates appear in confuser
+and near-miss sentences, so counting mentions is a weak baseline. A template family
+(`FAMILIES`) has its own phrasing of the facts, document structure and distractor sentences;
+the `*_unseen_templates` splits use only `HELD_OUT_FAMILIES` and every unseen split names things
+from `UNSEEN_LEXICON`. Presets (`PRESETS`, knobs in `Preset`): "benchmark" (the default) has the
+real data's lengths (supports median 11, about 90 words each); "short" is small, for fast
+tests. docs/synthetic_data/wikihop.md has the families, the length targets and what was
+measured.
 
-Format: one JSON array per file; every item is a dict with `id` ("WH_<split>_<index>"), `query`
-("<relation> <subject>", lower case, the relation's words joined by underscores), `candidates`
-(distinct lower-case names of the answer's kind, shuffled), `supports` (Wikipedia-like
-documents), `answer` (one of the candidates) and, in every split but train, `annotations` (three
-small judgements, ignored by readers).
-
-Each item is a small invented world of people, towns, regions, countries, companies and bodies of
-water whose links are set once (a person's citizenship is the country of their birthplace, a
-town's country the country of its region, ...), so stated facts never disagree. The query is
-answered by one sentence (single hop) or through a bridge entity whose fact sits in another
-document (two hop, share TWO_HOP_RATE). The other candidates are the same relation's values for
-other subjects (confusers), stand next to the subject in near-miss sentences that share the
-question's relation words ("Mara Veldt's mother was born in ..."), in asides, lists and
-documents of their own; background prose states no fact. Counting mentions
-(`most_mentioned_candidate`) is a weak baseline.
-
-Template families: each has its own phrasing of the nine facts, its own document structure and
-its own distractor and list sentences:
-* "lead" (train): encyclopedia articles, facts in the lead sentences;
-* "infobox" (train): an infobox-like block of "Field: value." lines, then prose;
-* "narrative" (train): biographies and histories, facts buried mid-document, some split over
-  two sentences with a pronoun;
-* "stub" (held out): articles that end with their facts, other verbs and constructions;
-* "chronicle" (held out): dated histories, facts with years and dates, passive voice.
-No fact phrase of a held-out family occurs in a train family (tests check this).
-
-Presets (PRESETS; the same code with the few knobs of `Preset`):
-* "benchmark" (default): the real data's lengths (Welbl, Stenetorp & Riedel 2018, TACL: supports
-  per item median 11, mean 13.7, max 63; tokens per support median 91; candidates median 14,
-  max 79). Documents per item are log-normal (median 10, clipped to 3..40), raised to those the
-  facts need; words per document log-normal, median 80-88 by family, clipped to 25..480;
-  candidates log-normal, median 14, at most 60. Measured on 300 train items: words median
-  1,266, p90 2,759, max 4,971; supports median 11; words per support median 93; candidates
-  median 13. "Most mentioned candidate" scores about 0.25-0.37 (real WikiHop: about 0.30).
-  Train families TRAIN_FAMILIES, held out HELD_OUT_FAMILIES.
-* "short": about 5 documents of a fact or two, about 4 candidates, one confuser, in one train
-  family ("lead") and one held-out family ("stub"): items as long as the former short demo
-  generator's (measured on 300 train items: words mean 99, median 88; that generator's: 90
-  and 72), for fast tests and quick looks.
-
-Splits (SPLITS): `ensure_demo_data` writes train, dev and dev_unseen in the preset's train
-families and dev_unseen_templates and test_unseen_templates in its held-out families. Train and
-dev name entities from LEXICON; the other three from UNSEEN_LEXICON, none of whose words is a
-word of LEXICON, so a model must read those names, not remember them. Every split has its own
-`random.Random(seed + offset)`.
-
-Same arguments, same records (one `random.Random(seed)`, fixed-order lists, no `hash()`), in any
-process. Pure Python (standard library only); importing it never loads TensorFlow.
+The same arguments give identical records (one `random.Random(seed + offset)` per split, no
+`hash()`, fixed-order lists), in any process. Pure Python: never loads TensorFlow.
 """
 
 from __future__ import annotations
@@ -60,7 +24,6 @@ import dataclasses
 import math
 import random
 import re
-import statistics
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from synthetic_data import lexicon, writer
@@ -1293,12 +1256,6 @@ def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0
   return writer.ensure_splits(directory, FILENAMES, INFO_FILENAME, info, plan, write)
 
 
-def _percentile(values: Sequence[float], q: float) -> float:
-  """The q-th percentile (nearest rank) of values."""
-  ordered = sorted(values)
-  return ordered[min(len(ordered) - 1, max(0, math.ceil(q / 100 * len(ordered)) - 1))]
-
-
 def item_words(item: dict) -> int:
   """Whitespace words of all text a model reads: query, candidates and supports."""
   texts = [item["query"].replace("_", " ")] + item["candidates"] + item["supports"]
@@ -1307,17 +1264,8 @@ def item_words(item: dict) -> int:
 
 def length_statistics(records: Sequence[dict]) -> dict:
   """Words per item (mean, median, p90, max) and supports / candidates / words per support."""
-  if not records:
-    raise ValueError("length_statistics needs at least one record")
-  words = [item_words(item) for item in records]
-  supports = [len(item["supports"]) for item in records]
-  candidates = [len(item["candidates"]) for item in records]
-  doc_words = [len(doc.split()) for item in records for doc in item["supports"]]
-  stats = {"items": len(records)}
-  for name, values in (("words", words), ("supports", supports), ("candidates", candidates),
-                       ("words_per_support", doc_words)):
-    stats.update({f"{name}_mean": round(statistics.mean(values), 1),
-                  f"{name}_median": statistics.median(values),
-                  f"{name}_p90": _percentile(values, 90),
-                  f"{name}_min": min(values), f"{name}_max": max(values)})
-  return stats
+  return {"items": len(records), **writer.spread("words", [item_words(i) for i in records]),
+          **writer.spread("supports", [len(i["supports"]) for i in records]),
+          **writer.spread("candidates", [len(i["candidates"]) for i in records]),
+          **writer.spread("words_per_support",
+                          [len(doc.split()) for i in records for doc in i["supports"]])}

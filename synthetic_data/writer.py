@@ -1,5 +1,6 @@
 """Atomic writes of the synthetic data files (JSON, JSON lines optionally gzipped, info files),
-and the five splits every generator writes (`split_plan`, `ensure_splits`).
+the five splits every generator writes (`split_plan`, `ensure_splits`), and the one summary
+of counts (`spread`) every generator's `length_statistics` reports.
 
 Every file is written to a temporary file in its own folder and renamed over the target, so a
 reader (or a run restarted after a crash) sees the old file or the complete new one, never a
@@ -14,7 +15,9 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import math
 import os
+import statistics
 import tempfile
 from typing import (BinaryIO, Callable, Dict, Iterable, Iterator, Mapping, Optional, Sequence,
                     Tuple)
@@ -165,3 +168,13 @@ def ensure_splits(directory: str, filenames: Mapping[str, str], info_filename: s
       write_split(paths[split], split, settings)
     write_info(info_path, info)
   return paths
+
+
+def spread(name: str, values: Sequence[float]) -> Dict[str, float]:
+  """`{name}_mean`, `_median`, `_p90` (nearest rank), `_min` and `_max` of `values`."""
+  ordered = sorted(values)
+  if not ordered:
+    raise ValueError(f"length statistics need at least one record (no {name} to count)")
+  p90 = ordered[min(len(ordered) - 1, math.ceil(0.9 * len(ordered)) - 1)]
+  return {f"{name}_mean": statistics.fmean(ordered), f"{name}_median": statistics.median(ordered),
+          f"{name}_p90": p90, f"{name}_min": ordered[0], f"{name}_max": ordered[-1]}

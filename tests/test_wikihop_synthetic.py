@@ -657,3 +657,12 @@ def test_bad_demo_arguments_and_empty_statistics_raise(tmp_path):
   assert not os.listdir(tmp_path)
   with pytest.raises(ValueError, match="at least one record"):
     synthetic.length_statistics([])
+
+
+def test_spread_is_the_one_summary_of_every_generator():
+  # Ten values: the nearest-rank p90 is the 9th smallest; the median of an even count is the
+  # mean of the middle two.
+  assert writer.spread("words", [10, 1, 9, 2, 8, 3, 7, 4, 6, 5]) == {
+      "words_mean": 5.5, "words_median": 5.5, "words_p90": 9, "words_min": 1, "words_max": 10}
+  assert writer.spread("x", [4]) == {"x_mean": 4, "x_median": 4, "x_p90": 4, "x_min": 4,
+                                     "x_max": 4}
