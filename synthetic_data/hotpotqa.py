@@ -731,13 +731,6 @@ PRESET_SETTINGS: Dict[str, Preset] = {
 }
 
 
-def _preset(preset: str) -> Preset:
-  """The settings of a preset name; ValueError names the valid ones."""
-  if preset not in PRESETS:
-    raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}")
-  return PRESET_SETTINGS[preset]
-
-
 # ----------------------------------------------------------------------------- rendering
 
 
@@ -1004,12 +997,6 @@ def _add_distractors(w: _World, gold, counts: Tuple[int, int, int], level: str) 
 # ----------------------------------------------------------------------------- items
 
 
-def _check(condition: bool, message: str) -> None:
-  """An assertion that stays on under `python -O`."""
-  if not condition:
-    raise AssertionError(message)
-
-
 def _example(rng: random.Random, seed: int, index: int, split: str, names: str,
              families: Sequence[str], preset: str) -> dict:
   """One item in the official format, sized by `preset`."""
@@ -1052,13 +1039,13 @@ def _example(rng: random.Random, seed: int, index: int, split: str, names: str,
   facts = [[e.name, paragraphs[e.name][1][fact]] for e, fact in gold]
   context = [[e.name, paragraphs[e.name][0]] for e in entities]
   rng.shuffle(context)
-  _check(len(context) <= NUM_PARAGRAPHS, f"{len(context)} paragraphs")
+  writer.check(len(context) <= NUM_PARAGRAPHS, f"{len(context)} paragraphs")
   support = [paragraphs[t][0][i] for t, i in facts]
   if answer not in ("yes", "no"):
-    _check(answer in support[-1] or kind == "born_first" and any(answer in s for s in support),
-           f"{answer!r} not in {support!r}")
+    found = answer in support[-1] or kind == "born_first" and any(answer in s for s in support)
+    writer.check(found, f"{answer!r} not in {support!r}")
   if bridge:   # the first hop names the bridge entity
-    _check(gold_entities[1].name in support[0], f"bridge not in {support[0]!r}")
+    writer.check(gold_entities[1].name in support[0], f"bridge not in {support[0]!r}")
   # The preset is part of the id ("hotpotqa-benchmark:..."), so presets never share ids.
   digest = hashlib.sha1(
       f"hotpotqa-{preset}:{split}:{names}:{seed}:{index}".encode("utf-8")).hexdigest()
@@ -1087,7 +1074,7 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
   Returns:
     Dicts with `_id`, `question`, `answer`, `supporting_facts`, `context`, `type`, `level`.
   """
-  settings = _preset(preset)
+  settings = writer.preset(PRESET_SETTINGS, preset)
   families = settings.train_families if families is None else families
   families = writer.check_generator_arguments(num, split, SPLITS, names, NAME_CHOICES, families,
                                               FAMILIES)
@@ -1098,7 +1085,8 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
 def split_plan(num_train: int, num_dev: int, seed: int = 0, preset: str = "benchmark",
                train_families: Optional[Sequence[str]] = None) -> Dict[str, writer.SplitSettings]:
   """{split: (items, seed, names, families)} as `ensure_demo_data` writes them."""
-  return writer.split_plan(SEED_OFFSETS, _preset(preset), seed, num_train, num_dev, train_families)
+  return writer.split_plan(SEED_OFFSETS, writer.preset(PRESET_SETTINGS, preset), seed, num_train,
+                           num_dev, train_families)
 
 
 def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,

@@ -633,13 +633,6 @@ PRESET_SETTINGS = {
 }
 
 
-def _preset(name: str) -> Preset:
-  """The knobs of a preset; ValueError names the presets for any other name."""
-  if name not in PRESET_SETTINGS:
-    raise ValueError(f"preset must be one of {PRESETS}, got {name!r}")
-  return PRESET_SETTINGS[name]
-
-
 # ----------------------------------------------------------------------------- phrasing
 
 
@@ -1510,7 +1503,7 @@ def generate_with_meta(num: int, seed: int = 0, split: str = "train", names: str
                        preset: str = "benchmark") -> List[Tuple[dict, dict]]:
   """As `generate_examples`, with each record's family, answer kind and target (for tests;
   the records themselves carry no family id)."""
-  knobs = _preset(preset)
+  knobs = writer.preset(PRESET_SETTINGS, preset)
   families = knobs.train_families if families is None else families
   writer.check_generator_arguments(num, split, SPLITS, names, sorted(NAME_LEXICONS), families,
                                    FAMILIES_BY_NAME)
@@ -1542,7 +1535,8 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
 def split_plan(num_train: int, num_dev: int, seed: int = 0, preset: str = "benchmark",
                train_families: Optional[Sequence[str]] = None) -> Dict[str, writer.SplitSettings]:
   """{split: (items, seed, names, families)} as `ensure_demo_data` writes them."""
-  return writer.split_plan(SEED_OFFSETS, _preset(preset), seed, num_train, num_dev, train_families)
+  return writer.split_plan(SEED_OFFSETS, writer.preset(PRESET_SETTINGS, preset), seed, num_train,
+                           num_dev, train_families)
 
 
 def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,

@@ -8,8 +8,8 @@ JSON string: the text elements in reading order, each with an `Id`, its `text`, 
 families (page genres, `FAMILIES`) with their own wording, boilerplate and layout, so key
 phrases sit in different places with different visual cues; the `*_unseen_templates` splits use
 only `HELD_OUT_FAMILIES` and every unseen split names things from `UNSEEN_LEXICON`. Presets
-(`PRESETS`, `preset_settings`): "benchmark" (the default) has the real data's lengths (median
-about 800 words); "short" is small, for fast tests. docs/synthetic_data/openkp.md has the
+(`PRESETS`, knobs in `PRESET_SETTINGS`): "benchmark" (the default) has the real data's lengths
+(median about 800 words); "short" is small, for fast tests. docs/synthetic_data/openkp.md has the
 families, the length targets and what was measured.
 
 The same arguments give identical records (one `random.Random` per call, no `hash()`, no set
@@ -43,7 +43,7 @@ INFO_FILENAME = "OpenKPBenchmarkInfo.json"
 # Each split's seed is `seed + offset`, so the splits never share a page.
 SEED_OFFSETS = {"train": 0, "dev": 1_000_003, "dev_unseen": 2_000_029,
                 "dev_unseen_templates": 4_000_037, "test_unseen_templates": 5_000_011}
-# The benchmark preset's page length (the short one's is in `_PRESETS`).
+# The benchmark preset's page length (the short one's is in `PRESET_SETTINGS`).
 MEDIAN_WORDS = 800  # the log-normal page length's median
 SIGMA_WORDS = 0.59  # its sigma: p90 = 800 * exp(1.2816 * 0.59), about 1,700 words
 MIN_WORDS = 250
@@ -67,18 +67,12 @@ class Preset:
   held_out_families: Tuple[str, ...]  # dev_unseen_templates and test_unseen_templates
 
 
-_PRESETS = {
+PRESET_SETTINGS = {
     "benchmark": Preset(MEDIAN_WORDS, SIGMA_WORDS, MIN_WORDS, MAX_WORDS, TRAIN_FAMILIES,
                         HELD_OUT_FAMILIES),
     "short": Preset(320, 0.3, 200, 700, TRAIN_FAMILIES[:1], HELD_OUT_FAMILIES[:1]),
 }
 
-
-def preset_settings(preset: str) -> Preset:
-  """The knobs of a preset; ValueError names the valid presets."""
-  if preset not in _PRESETS:
-    raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}")
-  return _PRESETS[preset]
 
 # ----------------------------------------------------------------------------- styles
 
@@ -1463,20 +1457,14 @@ def _url(p: _Page, split: str, seed: int, index: int) -> str:
   return f"http://www.{domain}{tld}/{slug}-{digest[:10]}"
 
 
-def _check(condition: bool, message: str) -> None:
-  """An assertion that stays on under `python -O`."""
-  if not condition:
-    raise AssertionError(message)
-
-
 def _record(rng: random.Random, family: str, names_from: lexicon.Lexicon, split: str,
             seed: int, index: int, knobs: Preset) -> dict:
   """One page in the official format."""
   p = _plan(rng, family, names_from, knobs)
   layout = _render(rng, p)
   words = layout.words
-  _check(all(w and w.isalnum() and w.isascii() for w in words), "bad word")
-  _check(len(layout.elements) <= MAX_ELEMENTS, f"{len(layout.elements)} elements")
+  writer.check(all(w and w.isalnum() and w.isascii() for w in words), "bad word")
+  writer.check(len(layout.elements) <= MAX_ELEMENTS, f"{len(layout.elements)} elements")
   vdom = []
   for node_id, (start, end, box, parent) in zip(layout.ids, layout.elements):
     vdom.append({"Id": node_id, "text": " ".join(words[start:end]),
@@ -1485,7 +1473,7 @@ def _record(rng: random.Random, family: str, names_from: lexicon.Lexicon, split:
   phrases = [list(_lower(p.entities[k])) for k in p.keys]
   lowered = [w.lower() for w in words]
   for phrase in phrases:
-    _check(_contains(lowered, phrase), f"{phrase} not on the page")
+    writer.check(_contains(lowered, phrase), f"{phrase} not on the page")
   return {"url": _url(p, split, seed, index), "text": " ".join(words),
           "VDOM": json.dumps(vdom), "KeyPhrases": phrases}
 
@@ -1511,7 +1499,7 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
   Raises:
     ValueError: On a negative `num` or an unknown split, names, family or preset.
   """
-  knobs = preset_settings(preset)
+  knobs = writer.preset(PRESET_SETTINGS, preset)
   families = writer.check_generator_arguments(
       num, split, SPLITS, names, NAMES, knobs.train_families if families is None else families,
       FAMILIES)
@@ -1524,8 +1512,8 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
 def split_plan(num_train: int, num_dev: int, seed: int = 0, preset: str = "benchmark",
                train_families: Optional[Sequence[str]] = None) -> Dict[str, writer.SplitSettings]:
   """{split: (pages, seed, names, families)} as `ensure_demo_data` writes them."""
-  return writer.split_plan(SEED_OFFSETS, preset_settings(preset), seed, num_train, num_dev,
-                           train_families)
+  return writer.split_plan(SEED_OFFSETS, writer.preset(PRESET_SETTINGS, preset), seed, num_train,
+                           num_dev, train_families)
 
 
 def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,

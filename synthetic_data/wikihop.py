@@ -603,13 +603,6 @@ PRESET_SETTINGS = {
 }
 
 
-def _preset(name: str) -> Preset:
-  """The knobs of a preset; ValueError names the valid presets."""
-  if name not in PRESET_SETTINGS:
-    raise ValueError(f"preset must be one of {PRESETS}, got {name!r}")
-  return PRESET_SETTINGS[name]
-
-
 # ----------------------------------------------------------------------------- names
 
 KINDS = ("person", "town", "region", "country", "company", "water")
@@ -759,12 +752,12 @@ class _World:
     key = (relation, entity.kind)
     if key in TWO_HOP_CHAINS:
       first, second = TWO_HOP_CHAINS[key]
-      _check(first not in entity.links, f"{entity.name} already has {first}")
+      writer.check(first not in entity.links, f"{entity.name} already has {first}")
       bridge = self.new(_object_kind(first, entity.kind))
       self.assign(bridge, second, target)
       entity.links[first] = bridge
     else:
-      _check(relation not in entity.links, f"{entity.name} already has {relation}")
+      writer.check(relation not in entity.links, f"{entity.name} already has {relation}")
       entity.links[relation] = target
 
 
@@ -798,12 +791,6 @@ def most_mentioned_candidate(item: dict) -> str:
     if count > best_count:
       best, best_count = candidate, count
   return best
-
-
-def _check(condition: bool, message: str) -> None:
-  """An assertion that stays on under `python -O`."""
-  if not condition:
-    raise AssertionError(message)
 
 
 def _lognormal(rng: random.Random, median: float, sigma: float, low: int, high: int) -> int:
@@ -1175,8 +1162,8 @@ def _example(rng: random.Random, split: str, index: int, family: str, names: str
       "supports": supports,
       "answer": builder.answer.candidate,
   }
-  _check(len(supports) >= MIN_SUPPORTS, f"{len(supports)} supports")
-  _check(count_mentions(item["answer"], supports) > 0, f"answer not mentioned: {item['id']}")
+  writer.check(len(supports) >= MIN_SUPPORTS, f"{len(supports)} supports")
+  writer.check(count_mentions(item["answer"], supports) > 0, f"answer not mentioned: {item['id']}")
   if split != "train":
     hops = "multiple" if builder.two_hop else "single"
     item["annotations"] = [["follows", hops] for _ in range(3)]
@@ -1204,7 +1191,7 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
   Returns:
     A list of dicts with the official keys.
   """
-  knobs = _preset(preset)
+  knobs = writer.preset(PRESET_SETTINGS, preset)
   families = writer.check_generator_arguments(
       num, split, SPLITS, names, tuple(LEXICONS),
       knobs.train_families if families is None else families, FAMILIES, distinct=True)
@@ -1215,7 +1202,8 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
 def split_plan(num_train: int, num_dev: int, seed: int = 0, preset: str = "benchmark",
                train_families: Optional[Sequence[str]] = None) -> Dict[str, writer.SplitSettings]:
   """{split: (items, seed, names, families)} as `ensure_demo_data` writes them."""
-  return writer.split_plan(SEED_OFFSETS, _preset(preset), seed, num_train, num_dev, train_families)
+  return writer.split_plan(SEED_OFFSETS, writer.preset(PRESET_SETTINGS, preset), seed, num_train,
+                           num_dev, train_families)
 
 
 def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,

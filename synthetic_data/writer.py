@@ -1,6 +1,7 @@
 """Atomic writes of the synthetic data files (JSON, JSON lines optionally gzipped, info files),
-the five splits every generator writes (`split_plan`, `ensure_splits`), and the one summary
-of counts (`spread`) every generator's `length_statistics` reports.
+the five splits every generator writes (`split_plan`, `ensure_splits`), the look-up of a preset's
+settings (`preset`), the generators' self-checks (`check`) and the one summary of counts
+(`spread`) every generator's `length_statistics` reports.
 
 Every file is written to a temporary file in its own folder and renamed over the target, so a
 reader (or a run restarted after a crash) sees the old file or the complete new one, never a
@@ -20,7 +21,7 @@ import os
 import statistics
 import tempfile
 from typing import (BinaryIO, Callable, Dict, Iterable, Iterator, Mapping, Optional, Sequence,
-                    Tuple)
+                    Tuple, TypeVar)
 
 INFO_DUMP_ARGS = {"indent": 2, "sort_keys": True}
 # The splits of every generator: training and dev items about the training lexicon's names,
@@ -178,3 +179,19 @@ def spread(name: str, values: Sequence[float]) -> Dict[str, float]:
   p90 = ordered[min(len(ordered) - 1, math.ceil(0.9 * len(ordered)) - 1)]
   return {f"{name}_mean": statistics.fmean(ordered), f"{name}_median": statistics.median(ordered),
           f"{name}_p90": p90, f"{name}_min": ordered[0], f"{name}_max": ordered[-1]}
+
+
+_Settings = TypeVar("_Settings")
+
+
+def preset(settings: Mapping[str, _Settings], name: str) -> _Settings:
+  """The settings of preset `name`; a ValueError names the presets there are."""
+  if name not in settings:
+    raise ValueError(f"preset must be one of {tuple(settings)}, got {name!r}")
+  return settings[name]
+
+
+def check(condition: bool, message: str) -> None:
+  """A generator's check of what it wrote: an assertion that stays on under `python -O`."""
+  if not condition:
+    raise AssertionError(message)

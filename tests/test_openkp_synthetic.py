@@ -78,7 +78,7 @@ def short():
   """The short preset: its train family's pages, then its held-out family's (unseen names)."""
   return (g.generate_examples(300, seed=7, preset="short"),
           g.generate_examples(150, seed=8, split="dev_unseen_templates", names="unseen",
-                              families=g.preset_settings("short").held_out_families,
+                              families=g.PRESET_SETTINGS["short"].held_out_families,
                               preset="short"))
 
 
@@ -164,7 +164,7 @@ def test_public_interface():
   assert g.SPLITS == ("train", "dev", "dev_unseen", "dev_unseen_templates",
                       "test_unseen_templates")
   assert g.PRESETS == ("benchmark", "short")
-  assert g.preset_settings("benchmark") == g.Preset(
+  assert g.PRESET_SETTINGS["benchmark"] == g.Preset(
       g.MEDIAN_WORDS, g.SIGMA_WORDS, g.MIN_WORDS, g.MAX_WORDS, g.TRAIN_FAMILIES,
       g.HELD_OUT_FAMILIES)
   assert len(g.FEATURE_NAMES) == 20 and g.FEATURE_NAMES[10:] == tuple(
@@ -333,7 +333,7 @@ def test_families_are_all_used(train, held_out):
 
 
 def test_the_short_preset_draws_from_one_train_and_one_held_out_family(short):
-  knobs = g.preset_settings("short")
+  knobs = g.PRESET_SETTINGS["short"]
   assert knobs.train_families == g.TRAIN_FAMILIES[:1] == ("news",)
   assert knobs.held_out_families == g.HELD_OUT_FAMILIES[:1] == ("encyclopedia",)
   assert _families_used(short[0]) == {"news"}
