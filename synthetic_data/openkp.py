@@ -1,16 +1,16 @@
 """Synthetic OpenKP (MS MARCO OpenKeyPhrase) web pages in the official JSONL format, two presets.
 
-Each line is one page: `url` (the key), `text` (its words joined by single spaces), `VDOM` (a
-JSON string: the text elements in reading order, each with an `Id`, its `text`, word offsets
-`start_idx`/`end_idx` into `text.split(" ")` (end exclusive) and the 20 visual features of
-`FEATURE_NAMES`, the element's ten then its parent's; the elements cover every word once) and
-`KeyPhrases` (1 to 3 phrases, each a list of lower-case words). Pages come from seven template
-families (page genres, `FAMILIES`) with their own wording, boilerplate and layout, so key
-phrases sit in different places with different visual cues; the `*_unseen_templates` splits use
-only `HELD_OUT_FAMILIES` and every unseen split names things from `UNSEEN_LEXICON`. Presets
-(`PRESETS`, knobs in `PRESET_SETTINGS`): "benchmark" (the default) has the real data's lengths
-(median about 800 words); "short" is small, for fast tests. docs/synthetic_data/openkp.md has the
-families, the length targets and what was measured.
+Each line is one page: `url` (the key), `text` (its words, ASCII letters and digits only, joined
+by single spaces), `VDOM` (a JSON string: the text elements in reading order, each with an `Id`,
+its `text`, word offsets `start_idx`/`end_idx` into `text.split(" ")` (end exclusive) and the 20
+visual features of `FEATURE_NAMES`, the element's ten then its parent's; the elements never
+overlap and cover every word once) and `KeyPhrases` (1 to 3 phrases, each a list of lower-case
+words). Pages come from seven template families (page genres, `FAMILIES`) with their own
+wording, boilerplate and layout, so key phrases sit in different places with different visual
+cues; the `*_unseen_templates` splits use only `HELD_OUT_FAMILIES` and every unseen split names
+things from `UNSEEN_LEXICON`. Presets (`PRESETS`, knobs in `PRESET_SETTINGS`): "benchmark" (the
+default) has the real data's lengths (median about 800 words); "short" is small, for fast
+tests. docs/synthetic_data/openkp.md has the families, the length targets and what was measured.
 
 The same arguments give identical records (one `random.Random` per call, no `hash()`, no set
 order in the output). Pure Python: never imports TensorFlow.
