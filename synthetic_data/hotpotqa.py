@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import math
 import random
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -51,6 +50,7 @@ OCCUPATIONS = ("painter", "sculptor", "poet", "novelist", "composer", "architect
                "journalist", "cartographer", "economist", "actor", "singer", "astronomer")
 INDUSTRIES = {"Works": "engineering", "Mills": "flour", "Foundry": "metal", "Press": "publishing",
               "Brewery": "brewing", "Textiles": "textile", "Motors": "car", "Records": "music"}
+_SUFFIXES = tuple(sorted(INDUSTRIES))
 PRODUCTS = ("lamp", "engine", "loom", "kettle", "radio", "bicycle", "clock", "stove")
 _LEVELS = ("easy", "medium", "hard")
 
@@ -183,7 +183,7 @@ class _World:
 
   def company(self, **fields) -> Company:
     """A new company with a fresh name; `fields` override the drawn values."""
-    rng, lex, suffix = self.rng, self.lex, self.rng.choice(sorted(INDUSTRIES))
+    rng, lex, suffix = self.rng, self.lex, self.rng.choice(_SUFFIXES)
     return self._add(Company, dict(
         name=self.names.draw(lambda: f"{rng.choice(lex['company'])} {suffix}"),
         industry=INDUSTRIES[suffix], town=rng.choice(lex["town"]),
@@ -403,9 +403,9 @@ QUESTION_TEMPLATES: Dict[str, Dict[str, Tuple[str, ...]]] = {
 class Family:
   """How one family lays out its paragraphs (the phrasings are in FACT_TEMPLATES).
 
-  Leads are (weight, template name, facts the lead states); `units` maps each fact a lead does
-  not state to its template name. `placement` says where the other fact sentences go: "front"
-  (right after the lead), "spread" (anywhere) or "back" (second half of the paragraph).
+  Leads are (weight, template name, facts the lead states); a fact no lead or combo states gets
+  its own sentence (`_UNITS`). `placement` says where the fact sentences go: "front" (right
+  after the lead), "spread" (anywhere) or "back" (second half of the paragraph).
   `mention_rate` is the share of distractor paragraphs that mention a question entity in another
   relation (the family's distractor style).
   """
@@ -413,7 +413,6 @@ class Family:
   person_leads: Tuple[Tuple[float, str, Tuple[str, ...]], ...]
   town_leads: Tuple[Tuple[float, str, Tuple[str, ...]], ...]
   company_leads: Tuple[Tuple[float, str, Tuple[str, ...]], ...]
-  units: Dict[str, str]
   placement: str
   mention_rate: float
   # (probability, template name, facts): one sentence stating several non-lead facts.
@@ -430,11 +429,11 @@ FAMILY_SPECS: Dict[str, Family] = {
         date="dmy", person_leads=((1.0, "person_lead", ("birth", "occupation")),),
         town_leads=((0.6, "town_lead_country", ("country",)), (0.4, "town_lead", ())),
         company_leads=((0.6, "company_lead_town", ("town",)), (0.4, "company_lead", ())),
-        units=_UNITS, placement="front", mention_rate=0.3),
+        placement="front", mention_rate=0.3),
     "narrative": Family(
         date="mdy", person_leads=((1.0, "person_lead", ("birth",)),),
         town_leads=((1.0, "town_lead", ()),), company_leads=((1.0, "company_lead", ()),),
-        units=_UNITS, placement="spread", mention_rate=0.5,
+        placement="spread", mention_rate=0.5,
         combos=((0.5, "person_occupation_birthplace", ("occupation", "birthplace")),)),
     "register": Family(
         date="ordinal_of", person_leads=(
@@ -442,17 +441,17 @@ FAMILY_SPECS: Dict[str, Family] = {
             (0.4, "person_lead_birthplace", ("birth", "occupation", "birthplace"))),
         town_leads=((0.5, "town_lead_country", ("country",)), (0.5, "town_lead", ())),
         company_leads=((0.5, "company_lead_town", ("town",)), (0.5, "company_lead", ())),
-        units=_UNITS, placement="front", mention_rate=0.35),
+        placement="front", mention_rate=0.35),
     "archival": Family(
         date="mdy_ordinal", person_leads=((1.0, "person_lead", ()),),
         town_leads=((1.0, "town_lead", ()),), company_leads=((1.0, "company_lead", ()),),
-        units=_UNITS, placement="back", mention_rate=0.6,
+        placement="back", mention_rate=0.6,
         combos=((0.5, "person_birth_birthplace", ("birth", "birthplace")),)),
     "digest": Family(
         date="dmy_ordinal", person_leads=((1.0, "person_lead", ("occupation",)),),
         town_leads=((0.5, "town_lead_country", ("country",)), (0.5, "town_lead", ())),
         company_leads=((0.5, "company_lead_town", ("town",)), (0.5, "company_lead", ())),
-        units=_UNITS, placement="spread", mention_rate=0.45,
+        placement="spread", mention_rate=0.45,
         combos=((0.4, "person_birth_birthplace", ("birth", "birthplace")),)),
 }
 
@@ -692,9 +691,7 @@ _FILLERS = {Person: PERSON_FILLERS, Town: TOWN_FILLERS, Company: COMPANY_FILLERS
 _LANDMARKS = ("stone bridge", "clock tower", "town hall", "old harbour", "chapel", "glass works",
               "wool market", "abbey", "castle", "windmill", "corn exchange", "botanical garden")
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
-_SUFFIXES = tuple(sorted(INDUSTRIES))
 # Sentences per paragraph in the benchmark preset: 2 to 12, median 4 (weights of 2, 3, ..., 12).
-_SENTENCE_COUNTS = tuple(range(2, 13))
 _SENTENCE_WEIGHTS = (19, 33, 20, 10, 6, 4, 3, 2, 1, 1, 1)
 # Item verbosity: (weight, sentences added to every paragraph, share of background sentences
 # with a tail clause). Real items vary a lot in length; this spreads words per item.
@@ -751,39 +748,33 @@ class _Context:
     # Filler places are never an entity of the item, so no filler restates a town's facts.
     self.places = [t for t in self.lex["town"] if t not in titles]
 
-  def place(self) -> str:
-    return self.rng.choice(self.places)
+
+# (male, female) of each pronoun slot.
+_PRONOUNS = (("He", "She"), ("he", "she"), ("His", "Her"), ("his", "her"), ("him", "her"),
+             ("himself", "herself"))
 
 
 def _pronouns(p: Person) -> Dict[str, str]:
   """Pronoun slots of a person."""
-  if p.female:
-    return {"He": "She", "he": "she", "His": "Her", "his": "her", "him": "her",
-            "himself": "herself"}
-  return {"He": "He", "he": "he", "His": "His", "his": "his", "him": "him",
-          "himself": "himself"}
-
-
-def _decade(year: int) -> str:
-  return f"{year // 10 * 10}s"
+  return {male: female if p.female else male for male, female in _PRONOUNS}
 
 
 def _filler_slots(ctx: _Context, entity, base_year: int) -> Dict[str, str]:
   """Random values for every filler slot of an entity (pronouns added for people)."""
   rng, lex, world = ctx.rng, ctx.lex, ctx.world
-  place = ctx.place()
+  place = rng.choice(ctx.places)
   place2 = rng.choice([t for t in ctx.places if t != place])
-  countries = lex["country"]
   landmark, landmark2 = rng.sample(_LANDMARKS, 2)
   slots = {
       "y0": str(getattr(entity, "founded", base_year - rng.randint(0, 150))),
       "y1": str(base_year + rng.randint(18, 30)),
       "y2": str(base_year + rng.randint(31, 45)), "y3": str(base_year + rng.randint(46, 70)),
-      "recent": str(rng.randint(1995, 2020)), "decade": _decade(base_year + rng.randint(20, 60)),
+      "recent": str(rng.randint(1995, 2020)),
+      "decade": f"{(base_year + rng.randint(20, 60)) // 10 * 10}s",
       "place": place, "place2": place2, "person": world.person_name(),
       "person2": world.person_name(), "occ2": rng.choice(OCCUPATIONS),
       "brand": rng.choice(lex["company"]), "suffix": rng.choice(_SUFFIXES),
-      "country_any": rng.choice(countries), "country_any2": rng.choice(countries),
+      "country_any": rng.choice(lex["country"]), "country_any2": rng.choice(lex["country"]),
       "landmark": landmark, "landmark2": landmark2,
       "product": rng.choice(PRODUCTS), "num": f"{rng.randint(2, 9)}00",
       "num2": str(rng.randint(12, 60)), "pop": f"{rng.randint(2, 60)},{rng.randint(1, 9)}00",
@@ -814,10 +805,9 @@ def _fact_slots(ctx: _Context, entity) -> Dict[str, str]:
                  company=entity.company or "", direction=rng.choice(DIRECTIONS),
                  was="was" if entity.death else "is")
     if entity.death:
-      slots["death"] = format_date(entity.death, style)
-      slots["age"] = str(entity.death[0] - entity.birth[0]
-                         - ((entity.death[1], entity.death[2]) < (entity.birth[1],
-                                                                  entity.birth[2])))
+      # Age at death: one year less if the birthday (month, day) had not yet come that year.
+      age = entity.death[0] - entity.birth[0] - (entity.death[1:] < entity.birth[1:])
+      slots.update(death=format_date(entity.death, style), age=str(age))
       slots["lived"] = f"{slots['birth']} – {slots['death']}"
     else:
       slots["lived"] = f"born {slots['birth']}"
@@ -828,13 +818,6 @@ def _fact_slots(ctx: _Context, entity) -> Dict[str, str]:
   return {"company": entity.name, "industry": entity.industry,
           "a_industry": _article(entity.industry), "town": entity.town,
           "year": str(entity.established)}
-
-
-def _pick_lead(rng: random.Random, leads) -> Tuple[str, Tuple[str, ...]]:
-  """(template name, facts it states) drawn by weight."""
-  weights = [w for w, _, _ in leads]
-  _, name, keys = rng.choices(leads, weights=weights)[0]
-  return name, keys
 
 
 def _facts_of(entity) -> Tuple[str, ...]:
@@ -848,26 +831,20 @@ def _facts_of(entity) -> Tuple[str, ...]:
 
 
 def _positions(rng: random.Random, placement: str, n: int, k: int) -> List[int]:
-  """k sentence positions (1..n-1) for the fact sentences under a family's placement."""
-  if placement == "front":
-    pool = list(range(1, min(n, k + 2)))
-  elif placement == "back":
-    pool = list(range(max(1, n // 2), n))
-  else:
-    pool = list(range(1, n))
-  if len(pool) < k:
-    pool = list(range(1, n))
-  return sorted(rng.sample(pool, k))
+  """k sentence positions (1..n-1) for the fact sentences under a family's placement (anywhere
+  when it is "spread" or its part of the paragraph has fewer than k)."""
+  pool = {"front": range(1, min(n, k + 2)), "back": range(max(1, n // 2), n)}.get(
+      placement, range(1, n))
+  return sorted(rng.sample(pool if len(pool) >= k else range(1, n), k))
 
 
 def _paragraph(ctx: _Context, entity, mention=None) -> Tuple[List[str], Dict[str, int]]:
   """One paragraph: the sentences (later ones with a leading space, as in the official files)
   and each fact's sentence index. `mention` (a question entity) adds one mention sentence."""
-  rng, family = ctx.rng, ctx.family
-  templates = ctx.templates
+  rng, family, templates = ctx.rng, ctx.family, ctx.templates
   leads = {Person: family.person_leads, Town: family.town_leads,
            Company: family.company_leads}[type(entity)]
-  lead_name, lead_keys = _pick_lead(rng, leads)
+  _, lead_name, lead_keys = rng.choices(leads, weights=[w for w, _, _ in leads])[0]
   slots = _fact_slots(ctx, entity)
   units = []
   done = set(lead_keys)
@@ -877,32 +854,27 @@ def _paragraph(ctx: _Context, entity, mention=None) -> Tuple[List[str], Dict[str
       units.append((keys, rng.choice(templates[name]).format(**slots)))
       done.update(keys)
   for key in facts:
-    if key in done:
-      continue
-    name = family.units[key]
+    name = _UNITS[key]
     # A family without a death template leaves the death unsaid; others say it now and then.
-    if name in templates and (key != "death" or rng.random() < 0.4):
+    if key not in done and name in templates and (key != "death" or rng.random() < 0.4):
       units.append(((key,), rng.choice(templates[name]).format(**slots)))
   lead = rng.choice(templates[lead_name]).format(**slots)
-  counts = _SENTENCE_COUNTS[:len(ctx.sentence_weights)]
-  n = max(rng.choices(counts, weights=ctx.sentence_weights)[0] + ctx.extra,
-          len(units) + 1 + (mention is not None))
-  n = min(n, 13)
-  fillers = _FILLERS[type(entity)]
+  counts = range(2, 2 + len(ctx.sentence_weights))
+  n = min(13, max(rng.choices(counts, weights=ctx.sentence_weights)[0] + ctx.extra,
+                  len(units) + 1 + (mention is not None)))
   base = _base_year(rng, entity)
-  body_count = n - 1 - len(units)
   texts = []
   if mention is not None:
     patterns = MENTION_FILLERS[type(entity)][type(mention)]
     filler_slots = _filler_slots(ctx, entity, base)
     # The mention's year falls in both entities' lifetimes (a person is mentioned as an adult).
-    if isinstance(mention, (Person, Company)):
-      lower = max(base, mention.birth[0] + 25 if isinstance(mention, Person)
-                  else mention.established)
-      filler_slots["y2"] = str(lower + rng.randint(1, 20))
+    if not isinstance(mention, Town):
+      start = mention.birth[0] + 25 if isinstance(mention, Person) else mention.established
+      filler_slots["y2"] = str(max(base, start) + rng.randint(1, 20))
     texts.append(rng.choice(patterns).format(mention=mention.name, **filler_slots))
   # Each background sentence has its own names and years, so no one name recurs in roles.
-  for pattern in rng.sample(fillers, min(len(fillers), body_count - len(texts))):
+  fillers = _FILLERS[type(entity)]
+  for pattern in rng.sample(fillers, min(len(fillers), n - 1 - len(units) - len(texts))):
     texts.append(pattern.format(**_filler_slots(ctx, entity, base)))
   # Tails: each at most once a paragraph; fact sentences get them half as often.
   tails = rng.sample(TAILS, len(TAILS))
@@ -912,67 +884,59 @@ def _paragraph(ctx: _Context, entity, mention=None) -> Tuple[List[str], Dict[str
   rng.shuffle(texts)
   positions = _positions(rng, family.placement, len(units) + len(texts) + 1, len(units))
   rng.shuffle(units)
-  sentences = [lead]
+  # Inserted in ascending order, each fact sentence ends up at its position after the lead.
   index = {key: 0 for key in lead_keys}
-  unit_iter, text_iter = iter(units), iter(texts)
-  for i in range(1, len(units) + len(texts) + 1):
-    if i in positions:
-      keys, sentence = next(unit_iter)
-      index.update({key: i for key in keys})
-    else:
-      sentence = next(text_iter)
-    sentences.append(" " + sentence)
-  return sentences, index
+  for position, (keys, sentence) in zip(positions, units):
+    texts.insert(position - 1, sentence)
+    index.update({key: position for key in keys})
+  return [lead] + [" " + sentence for sentence in texts], index
 
 
 # ----------------------------------------------------------------------------- questions
 
 
-def _question(w, kind: str, family_name: str):
-  """(question, answer, gold [(entity, fact)], distractor counts) of one kind."""
+def _question(w: _World, kind: str, family_name: str):
+  """(question, answer, gold [(entity, fact)]) of one kind; its entities are added to `w`."""
   rng = w.rng
-  phrasing = lambda **names: rng.choice(QUESTION_TEMPLATES[family_name][kind]).format(**names)
   if kind == "birth_country":
     town = w.town()
     p = w.person(birthplace=town.name)
-    return (phrasing(p=p.name), town.country, [(p, "birthplace"), (town, "country")],
-            (3, 3, 2))
-  if kind in ("company_year", "company_town"):
+    answer, gold = town.country, [(p, "birthplace"), (town, "country")]
+  elif kind in ("company_year", "company_town"):
     p = w.person()
     company = w.company(established=p.birth[0] + rng.randint(22, 55))
     p.company = company.name
-    if kind == "company_year":
-      return (phrasing(p=p.name), str(company.established),
-              [(p, "founded"), (company, "established")], (3, 2, 3))
-    return phrasing(p=p.name), company.town, [(p, "founded"), (company, "town")], (3, 2, 3)
-  if kind == "town_country":
-    a = w.town()
+    fact = "established" if kind == "company_year" else "town"
+    answer, gold = str(getattr(company, fact)), [(p, "founded"), (company, fact)]
+  elif kind in ("town_country", "same_occupation"):   # yes or no: the same fact for both?
+    make, fact, values = ((w.town, "country", w.lex["country"]) if kind == "town_country"
+                          else (w.person, "occupation", OCCUPATIONS))
+    a = make()
     same = rng.random() < 0.5
-    b = w.town(country=a.country) if same else w.town(
-        country=rng.choice([c for c in w.lex["country"] if c != a.country]))
-    return (phrasing(a=a.name, b=b.name), "yes" if same else "no",
-            [(a, "country"), (b, "country")], (2, 4, 2))
-  a = w.person()
-  if kind == "same_occupation":
-    same = rng.random() < 0.5
-    b = w.person(occupation=a.occupation if same else rng.choice(
-        [o for o in OCCUPATIONS if o != a.occupation]))
-    return (phrasing(a=a.name, b=b.name), "yes" if same else "no",
-            [(a, "occupation"), (b, "occupation")], (4, 2, 2))
-  b = w.person()
-  while b.birth == a.birth:
-    b.birth = (b.birth[0], b.birth[1], b.birth[2] % 28 + 1)
-  if kind == "older":
-    answer = "yes" if a.birth < b.birth else "no"
+    value = getattr(a, fact)
+    b = make(**{fact: value if same else rng.choice([v for v in values if v != value])})
+    answer, gold = "yes" if same else "no", [(a, fact), (b, fact)]
   else:
-    answer = min((a, b), key=lambda p: p.birth).name
-  return phrasing(a=a.name, b=b.name), answer, [(a, "birth"), (b, "birth")], (4, 2, 2)
+    a, b = w.person(), w.person()
+    while b.birth == a.birth:
+      b.birth = (b.birth[0], b.birth[1], b.birth[2] % 28 + 1)
+    if kind == "older":
+      answer = "yes" if a.birth < b.birth else "no"
+    else:
+      answer = min((a, b), key=lambda p: p.birth).name
+    gold = [(a, "birth"), (b, "birth")]
+  # {p}: the bridge person (the first hop); {a}, {b}: the compared pair, in gold order.
+  first, second = (e.name for e, _ in gold)
+  question = rng.choice(QUESTION_TEMPLATES[family_name][kind]).format(p=first, a=first, b=second)
+  return question, answer, gold
 
 
-def _add_distractors(w: _World, gold, counts: Tuple[int, int, int], level: str) -> None:
-  """Adds 8 distractor entities; people may be born in or have founded ones in the context."""
+def _add_distractors(w: _World, gold, level: str) -> None:
+  """Adds 8 distractor entities: two of each kind and one more of each question entity's kind.
+  People may be born in or have founded ones in the context."""
   rng = w.rng
-  n_people, n_towns, n_companies = counts
+  n_people, n_towns, n_companies = (2 + sum(isinstance(e, cls) for e, _ in gold)
+                                    for cls in (Person, Town, Company))
   # Medium and hard: the countries of the question's towns also appear in distractors.
   shared = [e.country for e, _ in gold if isinstance(e, Town)][:_LEVELS.index(level)]
   for i in range(n_towns):
@@ -1002,13 +966,12 @@ def _example(rng: random.Random, seed: int, index: int, split: str, names: str,
   """One item in the official format, sized by `preset`."""
   settings = PRESET_SETTINGS[preset]
   family_name = rng.choice(list(families))
-  family = FAMILY_SPECS[family_name]
   w = _World(rng, lexicon_for(names))
   bridge = rng.random() < BRIDGE_SHARE
   kind = rng.choice(BRIDGE_KINDS if bridge else COMPARISON_KINDS)
-  question, answer, gold, counts = _question(w, kind, family_name)
+  question, answer, gold = _question(w, kind, family_name)
   level = rng.choices(_LEVELS, weights=(2, 5, 3))[0]
-  _add_distractors(w, gold, counts, level)
+  _add_distractors(w, gold, level)
   # Distractor founders get companies established in their adult lives (free companies only:
   # gold companies already are), so no paragraph contradicts another.
   companies = {c.name: c for c in w.entities[Company]}
@@ -1017,24 +980,21 @@ def _example(rng: random.Random, seed: int, index: int, split: str, names: str,
     if c is not None and not p.birth[0] + 20 <= c.established <= p.birth[0] + 60:
       c.established = p.birth[0] + rng.randint(22, 55)
   gold_entities = [e for e, _ in gold]
-  entities = [e for cls in (Person, Town, Company) for e in w.entities[cls]]
-  distractors = [e for e in entities if not any(e is g for g in gold_entities)]
-  if rng.random() < settings.short_item_rate:
-    for _ in range(rng.randint(1, 2)):
-      distractors.pop(rng.randrange(len(distractors)))
-  while len(distractors) > settings.distractors:   # never in the benchmark preset (8 of 8)
+  distractors = [e for cls in (Person, Town, Company) for e in w.entities[cls]
+                 if e not in gold_entities]
+  # A few items lose one or two distractors, and the preset caps them (benchmark: 8 of 8).
+  drop = rng.randint(1, 2) if rng.random() < settings.short_item_rate else 0
+  for _ in range(max(drop, len(distractors) - settings.distractors)):
     distractors.pop(rng.randrange(len(distractors)))
-  entities = [e for e in entities if any(e is g for g in gold_entities)] + distractors
+  entities = gold_entities + distractors
   # Per-item verbosity: some items have much longer paragraphs, as real items do.
   verbosity = settings.verbosity
   _, extra, tail_rate = rng.choices(verbosity, weights=[v[0] for v in verbosity])[0]
   ctx = _Context(rng, family_name, w, [e.name for e in entities], extra, tail_rate,
                  settings.sentence_weights)
-  paragraphs = {}
-  for e in entities:
-    mention = None
-    if not any(e is g for g in gold_entities) and rng.random() < family.mention_rate:
-      mention = rng.choice(gold_entities)
+  paragraphs = {e.name: _paragraph(ctx, e) for e in gold_entities}
+  for e in distractors:
+    mention = rng.choice(gold_entities) if rng.random() < ctx.family.mention_rate else None
     paragraphs[e.name] = _paragraph(ctx, e, mention)
   facts = [[e.name, paragraphs[e.name][1][fact]] for e, fact in gold]
   context = [[e.name, paragraphs[e.name][0]] for e in entities]

@@ -26,12 +26,11 @@ import dataclasses
 import math
 import random
 import re
-import string
 import urllib.parse
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from synthetic_data import lexicon, writer
-from synthetic_data.lexicon import DIRECTIONS, MONTHS
+from synthetic_data.lexicon import DIRECTIONS, MONTHS, capitalise
 
 GENERATOR_VERSION = 1
 SPLITS = writer.SPLITS
@@ -52,7 +51,6 @@ _MAX_TRIES = 20
 _URL = "https://en.wikipedia.org//w/index.php?title={title}&oldid={oldid}"
 _TOKEN_RE = re.compile(r"\w+|[^\w\s]")
 _SLOT_RE = re.compile(r"\{(\w+)\}")
-_FORMATTER = string.Formatter()
 
 # ----------------------------------------------------------------------------- lexicon
 
@@ -122,6 +120,10 @@ class Rel:
   prep: str = "in"  # event: in / on
   unit: str = "year"  # event: year / date
 
+  def detail(self, noun: str) -> str:
+    """What a value is, as a "td_rev" row says: the noun, or the event and its unit."""
+    return noun if self.cls == "noun" else f"{noun} {self.unit}"
+
 
 def _n(name, label, nouns, value, wh="what", tense="is", art=""):
   return Rel(name, "noun", label, nouns, value, wh=wh, tense=tense, art=art)
@@ -182,6 +184,11 @@ ADJ = ("quiet", "busy", "modest", "remarkable", "lively", "crowded", "peaceful",
 PLACES = ("near the river", "on the edge of {town}", "along the {direction} road",
           "close to the old square", "in the hills above {town}", "by the harbour",
           "outside the city walls", "in the {direction} quarter")
+_NAME_SLOTS = ("town", "country", "person", "company", "river", "word", "food", "language")
+_RANGE_SLOTS = {"year": (1700, 2015), "num": (3, 999), "pct": (2, 97), "day": (1, 28),
+                "small": (2, 30), "hour": (1, 12)}
+_WORD_SLOTS = {"month": MONTHS, "direction": DIRECTIONS}
+_PHRASE_SLOTS = {"when": WHEN, "agent": AGENTS, "adj": ADJ, "deed": DEEDS, "place": PLACES}
 
 GENERIC = (
     "{When}, {agent} {deed}.",
@@ -385,20 +392,15 @@ _SOCIETY = (
 )
 
 
-def _t(name, heading, noun, sentences):
-  return Topic(name, heading, noun, sentences)
+def _t(heading, sentences, noun="", name=""):
+  """A topic; its noun defaults to the heading in lower case, its name to the noun."""
+  noun = noun or heading.lower()
+  return Topic(name or noun.replace(" ", "_"), heading, noun, sentences)
 
 
-_PLACE_TOPICS = (
-    _t("history", "History", "history", _HISTORY),
-    _t("geography", "Geography", "geography", _GEOGRAPHY),
-    _t("economy", "Economy", "economy", _ECONOMY),
-    _t("culture", "Culture", "culture", _CULTURE),
-    _t("transport", "Transport", "transport", _TRANSPORT),
-    _t("education", "Education", "education", _EDUCATION),
-    _t("sport", "Sport", "sport", _SPORT),
-    _t("climate", "Climate", "climate", _CLIMATE),
-)
+_PLACE_TOPICS = (_t("History", _HISTORY), _t("Geography", _GEOGRAPHY), _t("Economy", _ECONOMY),
+                 _t("Culture", _CULTURE), _t("Transport", _TRANSPORT),
+                 _t("Education", _EDUCATION), _t("Sport", _SPORT), _t("Climate", _CLIMATE))
 
 COUNTRY = Kind(
     "country", "country", False,
@@ -418,7 +420,7 @@ COUNTRY = Kind(
      _n("dish", "National dish", ("national dish", "best known dish"), "{food} stew"),
      _e("independence", "Independence", "independence", "{year}", "gained independence",
         "did {s} gain independence")),
-    _PLACE_TOPICS + (_t("politics", "Politics", "politics", _POLITICS),),
+    _PLACE_TOPICS + (_t("Politics", _POLITICS),),
     (("Area", "{num} thousand square kilometres"), ("Calling code", "+{num}"),
      ("Driving side", "right"), ("Time zone", "UTC + {hour}")),
 )
@@ -462,12 +464,9 @@ PERSON = Kind(
         tense="was"),
      _e("born", "Born", "birth", "{date}", "was born", "was {s} born", prep="on",
         unit="date")),
-    (_t("early_life", "Early life", "early life", _EARLY),
-     _t("career", "Career", "career", _CAREER),
-     _t("personal_life", "Personal life", "personal life", _PERSONAL),
-     _t("later_life", "Later life", "later life", _LATER),
-     _t("legacy", "Legacy", "legacy", _LEGACY),
-     _t("education", "Education", "education", _EDUCATION[3:] + _EARLY[:2])),
+    (_t("Early life", _EARLY), _t("Career", _CAREER), _t("Personal life", _PERSONAL),
+     _t("Later life", _LATER), _t("Legacy", _LEGACY),
+     _t("Education", _EDUCATION[3:] + _EARLY[:2])),
     (("Years active", "{year} – {year2}"), ("Movement", "{word} school"),
      ("Languages", "{language}"), ("Resting place", "{town}")),
 )
@@ -491,12 +490,10 @@ COMPANY = Kind(
         "{million} million crowns"),
      _n("slogan", "Slogan", ("slogan", "advertising motto"), "{slogan}"),
      _e("founded", "Founded", "founding", "{year}", "was founded", "was {s} founded")),
-    (_t("history", "History", "history", _COMPANY_HISTORY),
-     _t("products", "Products", "products", _PRODUCTS),
-     _t("operations", "Operations", "operations", _OPERATIONS),
-     _t("finances", "Finances", "finances", _FINANCES),
-     _t("society", "Sponsorship and disputes", "controversies", _SOCIETY),
-     _t("research", "Research", "research",
+    (_t("History", _COMPANY_HISTORY), _t("Products", _PRODUCTS), _t("Operations", _OPERATIONS),
+     _t("Finances", _FINANCES),
+     _t("Sponsorship and disputes", _SOCIETY, "controversies", name="society"),
+     _t("Research",
         ("Its engineers have filed {num} patents since {year}.",
          "The research centre near {town} tests new materials.",
          "The centre works closely with students from {town}.",
@@ -621,7 +618,6 @@ class Preset:
 
 
 PRESETS = ("benchmark", "short")
-# Preset name -> its knobs.
 PRESET_SETTINGS = {
     "benchmark": Preset(TRAIN_FAMILIES, HELD_OUT_FAMILIES, TARGET_MEDIAN_TOKENS,
                         TARGET_P90_TOKENS, 900, 30000, 3, (3, 7), KIND_SHARES),
@@ -636,38 +632,24 @@ PRESET_SETTINGS = {
 # ----------------------------------------------------------------------------- phrasing
 
 
-def _cap(text: str) -> str:
-  return text[:1].upper() + text[1:]
-
-
 def _words(rel: Rel, subject: str, value: str, noun: str, person: bool) -> Dict[str, str]:
   """The slot values of a relation's patterns."""
   past = rel.tense == "was"
-  words = {"s": subject, "v": value, "n": noun, "be": rel.tense, "has": "had" if past else "has",
-           "does": "did" if past else "does", "poss": "their" if person else "its",
-           "art": rel.art, "wh": rel.wh, "vp": rel.vp, "prep": rel.prep, "event": rel.nouns[0],
-           "unit": rel.unit, "q": rel.q.replace("{s}", subject),
-           "which": "on which date" if rel.unit == "date" else "in which year"}
-  return words
+  return {"s": subject, "v": value, "n": noun, "be": rel.tense, "has": "had" if past else "has",
+          "does": "did" if past else "does", "poss": "their" if person else "its",
+          "art": rel.art, "wh": rel.wh, "vp": rel.vp, "prep": rel.prep, "event": rel.nouns[0],
+          "unit": rel.unit, "q": rel.q.replace("{s}", subject),
+          "which": "on which date" if rel.unit == "date" else "in which year"}
 
 
 def _format(pattern: str, words: Dict[str, str]) -> str:
   """Fills {slot} and {Slot} (capitalised) from `words`."""
   def one(match):
     key = match.group(1)
-    if key in words:
-      return words[key]
-    return _cap(words[key.lower()])
+    return words[key] if key in words else capitalise(words[key.lower()])
   text = _SLOT_RE.sub(one, pattern)
-  return _cap(text) if pattern[:1] == "{" and pattern[1:2].isupper() else text
-
-
-def _split_value(pattern: str, words: Dict[str, str]) -> Tuple[str, str]:
-  """A fact pattern filled around the value: (text before, text after)."""
-  before, after = pattern.split("{v}")
-  if before == "{Art}":  # the value opens the sentence: capitalise the article only
-    return _cap(words["art"]), _format(after, words)
-  return _format(before, words), _format(after, words)
+  # A capitalised opening slot left empty ("{Art}" without an article) capitalises what follows.
+  return capitalise(text) if pattern[:1] == "{" and pattern[1:2].isupper() else text
 
 
 def template_skeletons(family: str) -> List[str]:
@@ -679,12 +661,10 @@ def template_skeletons(family: str) -> List[str]:
   for kind in KINDS:
     for rel in kind.relations:
       patterns = fam.noun_facts if rel.cls == "noun" else fam.event_facts
-      for noun in rel.nouns[:1] if rel.cls == "event" else rel.nouns:
+      for noun in rel.nouns:
         words = _words(rel, "\x00", "\x00", noun, kind.person)
-        for pattern in patterns:
-          before, after = _split_value(pattern, words)
-          out.append(" ".join(_TOKEN_RE.findall(before) + ["\x00"] + _TOKEN_RE.findall(after)))
-        cells = _row_cells(fam.row, rel, "\x00", "\x00", noun)
+        out += [" ".join(_TOKEN_RE.findall(_format(pattern, words))) for pattern in patterns]
+        cells = _row_cells(fam.row, rel.label, "\x00", "\x00", rel.detail(noun))
         out.append(" ".join(_cells_tokens(fam.row, cells)))
   return [s.replace("\x00 \x00", "\x00") for s in out]
 
@@ -695,16 +675,17 @@ def question_patterns(family: str) -> List[str]:
   return [*fam.questions, *fam.event_questions, *fam.yes_no, *fam.topic_questions]
 
 
-def _row_cells(row: str, rel: Rel, subject: str, value: str, noun: str) -> List[Tuple[str, str]]:
-  """A fact's row of a fact table (or list item) as (tag, text) cells; the value cell's text
-  is exactly the value."""
+def _row_cells(row: str, label: str, subject: str, value: object,
+               detail: str) -> List[Tuple[str, object]]:
+  """A row of a fact table (or for "li" a list item's label and value) as (tag, text) cells;
+  the value cell holds exactly `value`, `detail` says what it is (the other cell of "td_rev")."""
   if row == "th":
-    return [("Th", rel.label), ("Td", value)]
+    return [("Th", label), ("Td", value)]
   if row == "li":
-    return [("Li", f"{rel.label}:"), ("Li", value)]
+    return [("Li", f"{label}:"), ("Li", value)]
   if row == "td_of":
-    return [("Td", f"{rel.label} ({subject})"), ("Td", value)]
-  return [("Td", value), ("Td", noun if rel.cls == "noun" else f"{rel.nouns[0]} {rel.unit}")]
+    return [("Td", f"{label} ({subject})"), ("Td", value)]
+  return [("Td", value), ("Td", detail)]
 
 
 def _cells_tokens(row: str, cells: List[Tuple[str, str]]) -> List[str]:
@@ -713,8 +694,7 @@ def _cells_tokens(row: str, cells: List[Tuple[str, str]]) -> List[str]:
     return ["<Li>", *_TOKEN_RE.findall(cells[0][1]), cells[1][1], "</Li>"]
   tokens = ["<Tr>"]
   for tag, text in cells:
-    tokens += [f"<{tag}>", *(_TOKEN_RE.findall(text) if text != "\x00" else ["\x00"]),
-               f"</{tag}>"]
+    tokens += [f"<{tag}>", *_TOKEN_RE.findall(text), f"</{tag}>"]
   return tokens + ["</Tr>"]
 
 
@@ -739,8 +719,8 @@ class _Page(lexicon.FreshDraws):
     """A fresh value of a `_PLACEHOLDERS` template ("{town}", "Mount {word}"): each placeholder
     is a fresh draw, and the whole value is marked used too, so no loose draw can repeat it."""
     values: Dict[str, str] = {}
-    for _, field, _, _ in _FORMATTER.parse(template):
-      if field and field not in values:
+    for field in _SLOT_RE.findall(template):
+      if field not in values:
         values[field] = _PLACEHOLDERS[field.rstrip("0123456789")](self)
     value = template.format(**values)
     self.used.add(value)
@@ -758,13 +738,10 @@ class _Page(lexicon.FreshDraws):
     cast = self.cast.get(kind)
     if cast and self.rng.random() < 0.7:
       return self.rng.choice(cast)
-    if kind == "person":
-      return self.loose(lambda: f"{self.rng.choice(self.lexicon['first'])} "
-                                f"{self.rng.choice(self.lexicon['last'])}")
-    if kind == "company":
-      return self.loose(lambda: f"{self.rng.choice(self.lexicon['company'])} "
-                                f"{self.rng.choice(COMPANY_SUFFIXES)}")
-    return self.loose(lambda: self.rng.choice(self.lexicon[kind]))
+    lex = self.lexicon
+    parts = {"person": (lex["first"], lex["last"]),
+             "company": (lex["company"], COMPANY_SUFFIXES)}.get(kind) or (lex[kind],)
+    return self.loose(lambda: " ".join(self.rng.choice(words) for words in parts))
 
   def slot(self, key: str, subject: str) -> str:
     """The value of one background slot."""
@@ -772,38 +749,26 @@ class _Page(lexicon.FreshDraws):
     rng = self.rng
     if base == "s":
       return subject
-    if base in ("town", "country", "person", "company", "river", "word", "food", "language"):
+    if base in _NAME_SLOTS:
       return self.name_like(base)
-    if base == "year":
-      return self.loose(lambda: str(rng.randint(1700, 2015)))
-    if base == "decade":
-      return str(rng.randint(170, 201) * 10)
-    if base == "num":
-      return self.loose(lambda: str(rng.randint(3, 999)))
+    if base in ("year", "num"):  # loose: background years and counts never state a value
+      return self.loose(lambda: str(rng.randint(*_RANGE_SLOTS[base])))
     if base == "big":
       return self.loose(lambda: f"{rng.randint(2, 950)},{rng.randint(0, 9)}00")
-    if base == "pct":
-      return str(rng.randint(2, 97))
-    if base == "day":
-      return str(rng.randint(1, 28))
-    if base == "small":
-      return str(rng.randint(2, 30))
-    if base == "hour":
-      return str(rng.randint(1, 12))
-    if base == "month":
-      return rng.choice(MONTHS)
-    if base == "direction":
-      return rng.choice(DIRECTIONS)
-    pools = {"when": WHEN, "agent": AGENTS, "adj": ADJ, "deed": DEEDS, "place": PLACES}
-    return self.fill(rng.choice(pools[base]), subject)
+    if base == "decade":
+      return str(rng.randint(170, 201) * 10)
+    if base in _RANGE_SLOTS:
+      return str(rng.randint(*_RANGE_SLOTS[base]))
+    if base in _WORD_SLOTS:
+      return rng.choice(_WORD_SLOTS[base])
+    return self.fill(rng.choice(_PHRASE_SLOTS[base]), subject)
 
   def fill(self, template: str, subject: str) -> str:
     """A background pattern with every slot filled (a capitalised slot is capitalised)."""
     def one(match):
       key = match.group(1)
-      if key[0].isupper():
-        return _cap(self.slot(key.lower(), subject))
-      return self.slot(key, subject)
+      value = self.slot(key.lower(), subject)
+      return capitalise(value) if key[0].isupper() else value
     return _SLOT_RE.sub(one, template)
 
 
@@ -888,7 +853,8 @@ def _fact_sentence(page: _Page, fam: Family, rel: Rel, subject: str, value: str,
   noun = page.rng.choice(rel.nouns)
   words = _words(rel, subject, value, noun, person)
   pattern = page.rng.choice(fam.noun_facts if rel.cls == "noun" else fam.event_facts)
-  before, after = _split_value(pattern, words)
+  # Filled around the value, which stays exactly as drawn even where it opens the sentence.
+  before, after = (_format(part, words) for part in pattern.split("{v}"))
   return _Fact(before, value, after, key)
 
 
@@ -913,8 +879,7 @@ def _plan(page: _Page, kind: Kind, fam: Family, answer: str, preset: Preset) -> 
   n_sections = max(preset.min_sections, min(len(topics) - 1, round(target_tokens / 520)))
   sections, absent = topics[:n_sections], topics[n_sections:]
   if answer in ("short", "yes_no"):
-    choices = [r for r in stated if answer == "short" or r.cls == "noun"]
-    target = rng.choice(choices)
+    target = rng.choice([r for r in stated if answer == "short" or r.cls == "noun"])
   elif answer == "long":
     target = rng.choice(sections)
   else:
@@ -928,25 +893,21 @@ def _plan(page: _Page, kind: Kind, fam: Family, answer: str, preset: Preset) -> 
     elif x < weights[0] + weights[1] and len(lead) < 2:
       lead.append(rel)
     else:
-      if fam.early:
-        index = min(rng.randrange(len(sections)), rng.randrange(len(sections)))
-      else:
-        index = rng.randrange(len(sections) // 3, len(sections))
+      n = len(sections)
+      index = min(rng.randrange(n), rng.randrange(n)) if fam.early else rng.randrange(n // 3, n)
       in_section.setdefault(index, []).append(rel)
   # Distractors: the same relations stated about other entities of the same kind (the
   # target's relation and the relation a null question asks about, when there is one).
   distractors: Dict[int, List[_Fact]] = {}
-  pool = [r for r in relations if r is not target]
-  chosen = rng.sample(pool, rng.randint(1, 3))
+  chosen = rng.sample([r for r in relations if r is not target], rng.randint(1, 3))
   if isinstance(target, Rel) and rng.random() < 0.6:
     chosen.append(target)
   for rel in chosen:
-    other = rng.choice(page.cast[kind.pool]) if kind.pool in page.cast else page.fresh(
-        "{" + kind.pool + "}")
+    other = rng.choice(page.cast[kind.pool])  # every kind's pool has a cast
     fact = _fact_sentence(page, fam, rel, other, page.fresh(rel.value), kind.person, None)
-    opening = rng.choice(fam.distractors)
-    fact.before = opening + (fact.before[:1].lower() + fact.before[1:]
-                             if not fact.before.startswith(other) else fact.before)
+    if not fact.before.startswith(other):  # a name opening the sentence keeps its capital
+      fact.before = fact.before[:1].lower() + fact.before[1:]
+    fact.before = rng.choice(fam.distractors) + fact.before
     distractors.setdefault(rng.randrange(len(sections)), []).append(fact)
   return _Plan(kind, fam, answer, subject, target, values, box, lead, sections, in_section,
                distractors, target_tokens, preset)
@@ -959,8 +920,8 @@ class _Html:
   """Builds `document_html` token by token, with byte offsets and long-answer candidates."""
 
   def __init__(self):
-    self._chunks: List[bytes] = []
-    self._size = 0
+    self._chunks: List[str] = []
+    self._size = 0  # in UTF-8 bytes
     self.tokens: List[dict] = []
     self.candidates: List[dict] = []
     self._open: List[Tuple[str, int]] = []  # (tag, candidate index or -1)
@@ -968,26 +929,22 @@ class _Html:
   @property
   def html(self) -> str:
     """The document html so far."""
-    return b"".join(self._chunks).decode("utf-8")
+    return "".join(self._chunks)
 
   def innermost(self) -> int:
     """The index of the innermost open candidate, or -1."""
     return next((index for _, index in reversed(self._open) if index >= 0), -1)
 
   def _emit(self, token: str, html_token: bool, separator: str) -> None:
-    """Appends a token, after `separator` unless it is the first."""
-    if self._size:
-      self._write(separator)
+    """Appends a token, after `separator` (ASCII) unless it is the first."""
+    if self._chunks:
+      self._chunks.append(separator)
+      self._size += len(separator)
     start = self._size
-    self._write(token)
+    self._chunks.append(token)
+    self._size += len(token.encode("utf-8"))
     self.tokens.append({"token": token, "start_byte": start, "end_byte": self._size,
                         "html_token": html_token})
-
-  def _write(self, text: str) -> None:
-    """Appends text to the html, counting its UTF-8 bytes."""
-    data = text.encode("utf-8")
-    self._chunks.append(data)
-    self._size += len(data)
 
   def open(self, tag: str, separator: str = "\n") -> None:
     """Emits an opening tag; a candidate tag starts a long-answer candidate."""
@@ -1017,7 +974,6 @@ class _Html:
     return start, len(self.tokens)
 
 
-
 # ----------------------------------------------------------------------------- rendering
 
 
@@ -1039,13 +995,22 @@ class _Builder:
     self.top = len(self.html.candidates)
     self.html.open(tag)
 
-  def fact(self, fact: _Fact) -> None:
-    html = self.html
-    html.text(fact.before)
-    span = html.text(fact.value)
-    html.text(fact.after)
-    if fact.key:
-      self.facts[fact.key] = (html.innermost(), self.top, span)
+  def part(self, part: object) -> None:
+    """Emits text, or a fact (recording where a subject's fact states its value)."""
+    if not isinstance(part, _Fact):
+      self.html.text(part)
+      return
+    self.html.text(part.before)
+    span = self.html.text(part.value)
+    self.html.text(part.after)
+    if part.key:
+      self.facts[part.key] = (self.html.innermost(), self.top, span)
+
+  def element(self, tag: str, content: object, before: str = "\n", after: str = " ") -> None:
+    """An element holding text or a fact; `before` and `after` precede its two tags."""
+    self.html.open(tag, before)
+    self.part(content)
+    self.html.close(after)
 
   def sentence(self, topic: Optional[Topic]) -> str:
     """One background sentence not said before on the page: mostly of the section's topic,
@@ -1054,9 +1019,7 @@ class _Builder:
       if topic is None or self.rng.random() < 0.2:
         deck = self.generic
       else:
-        deck = self.decks.get(topic.name)
-        if deck is None:
-          deck = self.decks[topic.name] = _Deck(self.rng, topic.sentences)
+        deck = self.decks.setdefault(topic.name, _Deck(self.rng, topic.sentences))
       text = self.page.fill(deck.deal(), self.plan.subject)
       if text not in self.said:
         break
@@ -1075,26 +1038,16 @@ class _Builder:
     if first:
       parts.insert(0, first)
     for part in parts:
-      if isinstance(part, _Fact):
-        self.fact(part)
-      else:
-        self.html.text(part)
+      self.part(part)
     self.html.close("\n")
 
   def heading(self, tag: str, text: str) -> None:
-    self.html.open(tag)
-    self.html.text(text)
-    self.html.close("\n")
+    self.element(tag, text, after="\n")
 
   def bullet_list(self, items: Sequence[object]) -> None:
     self.open_top("Ul")
     for item in items:
-      self.html.open("Li")
-      if isinstance(item, _Fact):
-        self.fact(item)
-      else:
-        self.html.text(item)
-      self.html.close()
+      self.element("Li", item)
     self.html.close("\n")
 
   def table(self, rows: Sequence[Sequence[Tuple[str, object]]]) -> None:
@@ -1103,12 +1056,7 @@ class _Builder:
     for row in rows:
       self.html.open("Tr")
       for tag, cell in row:
-        self.html.open(tag, " ")
-        if isinstance(cell, _Fact):
-          self.fact(cell)
-        else:
-          self.html.text(cell)
-        self.html.close()
+        self.element(tag, cell, before=" ")
       self.html.close()
     self.html.close("\n")
 
@@ -1116,44 +1064,24 @@ class _Builder:
 def _box(b: _Builder) -> None:
   """The family's fact table or list: the box facts among background rows."""
   plan, page, rng = b.plan, b.page, b.rng
-  fam, kind = plan.family, plan.kind
-  facts = []
-  for rel in plan.box:
-    noun = rng.choice(rel.nouns)
-    cells = _row_cells(fam.row, rel, plan.subject, "\x00", noun)
-    value = plan.values[rel.name]
-    facts.append([(tag, _Fact("", value, "", rel.name) if text == "\x00" else text)
-                  for tag, text in cells])
-  background = [(label, page.fill(template, plan.subject))
-                for label, template in rng.sample(kind.rows, rng.randint(2, len(kind.rows)))]
-  rows: List[List[Tuple[str, object]]] = []
-  for label, text in background:
-    if fam.row == "td_rev":
-      rows.append([("Td", text), ("Td", label.lower())])
-    elif fam.row == "td_of":
-      rows.append([("Td", f"{label} ({plan.subject})"), ("Td", text)])
-    else:
-      rows.append([("Th", label), ("Td", text)])
-  rows += facts
+  fam, subject = plan.family, plan.subject
+  facts = [_row_cells(fam.row, rel.label, subject, _Fact("", plan.values[rel.name], "", rel.name),
+                      rel.detail(rng.choice(rel.nouns))) for rel in plan.box]
+  kind_rows = plan.kind.rows
+  rows = [_row_cells(fam.row, label, subject, page.fill(template, subject), label.lower())
+          for label, template in rng.sample(kind_rows, rng.randint(2, len(kind_rows)))] + facts
   rng.shuffle(rows)
   if fam.box_heading:
     b.heading("H2", fam.box_heading)
   if fam.row == "li":
-    items = []
-    for row in rows:
-      label, value = row[0][1], row[-1][1]
-      if isinstance(value, _Fact):
-        items.append(_Fact(label + " ", value.value, "", value.key))
-      else:
-        items.append(f"{label}: {value}" if not label.endswith(":") else f"{label} {value}")
+    items = [_Fact(f"{label} ", value.value, "", value.key) if isinstance(value, _Fact)
+             else f"{label} {value}" for (_, label), (_, value) in rows]
     for _ in range(rng.randint(2, 5)):
       items.insert(rng.randint(0, len(items)), b.sentence(None))
     b.bullet_list(items)
     return
-  title = [("Th", plan.subject)] if fam.row == "th" else [("Th", plan.subject), ("Th", "")]
-  if fam.row == "td_rev":
-    title = [("Th", plan.subject), ("Th", "Detail")]
-  b.table([[cell for cell in title if cell[1]]] + rows)
+  title = [("Th", subject)] + ([("Th", "Detail")] if fam.row == "td_rev" else [])
+  b.table([title] + rows)
 
 
 def _lead(b: _Builder) -> None:
@@ -1166,7 +1094,7 @@ def _lead(b: _Builder) -> None:
     b.paragraph(None)
 
 
-def _data_table(b: _Builder, topic: Topic) -> None:
+def _data_table(b: _Builder) -> None:
   """A multi-column table of numbers (population, results, works) inside a section."""
   page, rng = b.page, b.rng
   header = rng.choice((("Year", "Visitors", "Change"), ("Year", "Output", "Share"),
@@ -1190,22 +1118,20 @@ def _section(b: _Builder, index: int, topic: Topic, budget: int) -> None:
   facts += plan.distractors.get(index, [])
   rng.shuffle(facts)
   # The facts go into the first few paragraphs of the section (one paragraph may hold two).
-  first = True
   paragraphs = 0
-  while first or len(b.html.tokens) - start < budget:
-    if not first and paragraphs % 4 == 3 and fam.name in ("infobox", "chronicle"):
+  while not paragraphs or len(b.html.tokens) - start < budget:
+    if paragraphs % 4 == 3 and fam.name in ("infobox", "chronicle"):
       b.heading("H3", b.page.fill(rng.choice(SUBHEADINGS), plan.subject))
     take = facts[:rng.randint(1, 2)] if facts else []
     facts = facts[len(take):]
-    if first:
+    if not paragraphs:
       b.topics[topic.name] = len(b.html.candidates)
     b.paragraph(topic, take)
-    first = False
     paragraphs += 1
     if paragraphs == 2 and fam.name == "lists":
       b.bullet_list([b.sentence(topic) for _ in range(rng.randint(3, 6))])
     elif paragraphs % 3 == 2 and rng.random() < 0.35:
-      _data_table(b, topic)
+      _data_table(b)
   for fact in facts:  # a short section: the rest in one more paragraph
     b.paragraph(topic, [fact])
 
@@ -1220,42 +1146,20 @@ REF_PATTERNS = (
     "{person} ( {year} ) . A short history of the {direction} . {town} : {company} .",
     "Report on the region ( Report ) . {town} : Office of Statistics . {year} .",
 )
-
-
-def _references(b: _Builder, count: int) -> None:
-  b.heading("H2", b.rng.choice(("References", "Notes", "Sources")))
-  b.bullet_list([b.page.fill(b.rng.choice(REF_PATTERNS), b.plan.subject)
-                 for _ in range(count)])
-
-
-def _see_also(b: _Builder) -> None:
-  b.heading("H2", "See also")
-  items = [f"List of {b.rng.choice(('places', 'people', 'firms', 'buildings'))} in "
-           f"{b.page.slot('country', '')}" for _ in range(b.rng.randint(2, 4))]
-  b.bullet_list(items)
-
-
-def _timeline(b: _Builder, count: int) -> None:
-  b.heading("H2", "Timeline")
-  b.bullet_list([f"{b.page.slot('year', '')} : " + b.page.fill(
-      b.rng.choice(("{Agent} {deed}.", "{Agent} {deed} {place}.")), b.plan.subject)
-      for _ in range(count)])
+_NAVBOX_ROWS = {"Places": "town", "People": "person", "Firms": "company", "Rivers": "river",
+                "Topics": "word"}
 
 
 def _navbox(b: _Builder) -> None:
   rows = []
-  for label in b.rng.sample(("Places", "People", "Firms", "Rivers", "Topics"), 3):
-    kind = {"Places": "town", "People": "person", "Firms": "company", "Rivers": "river",
-            "Topics": "word"}[label]
+  for label in b.rng.sample(tuple(_NAVBOX_ROWS), 3):
     names: List[str] = []
-    for _ in range(b.rng.randint(4, 9)):  # distinct names; a few tries each
-      name = b.page.slot(kind, "")
-      for _ in range(5):
+    for _ in range(b.rng.randint(4, 9)):  # distinct names; six tries each
+      for _ in range(6):
+        name = b.page.slot(_NAVBOX_ROWS[label], "")
         if name not in names:
+          names.append(name)
           break
-        name = b.page.slot(kind, "")
-      if name not in names:
-        names.append(name)
     rows.append([("Th", label), ("Td", " · ".join(names))])
   b.table(rows)
 
@@ -1268,7 +1172,6 @@ def _render(page: _Page, plan: _Plan) -> _Builder:
   html.open("BODY")
   b.heading("H1", plan.subject)
   n = len(plan.sections)
-  refs = max(3, int(plan.target_tokens * 0.1 / 24))
   budget = max(120, int(plan.target_tokens * 0.84) - 400) // n
   box_after = {"top": -2, "after_lead": -1, "middle": n // 2, "late": n - 2}[fam.box_at]
   if box_after == -2:
@@ -1281,10 +1184,17 @@ def _render(page: _Page, plan: _Plan) -> _Builder:
     if index == box_after:
       _box(b)
   if fam.name in ("lists", "chronicle"):
-    _timeline(b, rng.randint(4, 10))
+    b.heading("H2", "Timeline")
+    b.bullet_list([f"{page.slot('year', '')} : " + page.fill(
+        rng.choice(("{Agent} {deed}.", "{Agent} {deed} {place}.")), plan.subject)
+        for _ in range(rng.randint(4, 10))])
   if fam.name != "almanac":
-    _see_also(b)
-  _references(b, refs)
+    b.heading("H2", "See also")
+    b.bullet_list([f"List of {rng.choice(('places', 'people', 'firms', 'buildings'))} in "
+                   f"{page.slot('country', '')}" for _ in range(rng.randint(2, 4))])
+  b.heading("H2", rng.choice(("References", "Notes", "Sources")))
+  b.bullet_list([page.fill(rng.choice(REF_PATTERNS), plan.subject)
+                 for _ in range(max(3, int(plan.target_tokens * 0.1 / 24)))])
   if fam.name in ("infobox", "chronicle") or rng.random() < 0.3:
     _navbox(b)
   html.close("\n")
@@ -1333,13 +1243,9 @@ NAME_LEXICONS = {"seen": LEXICON, "unseen": UNSEEN_LEXICON}
 
 
 def _long_answer(candidates: List[dict], index: int) -> dict:
-  """The candidate's offsets, or all -1 for a null long answer."""
-  if index < 0:
-    return {"start_byte": -1, "end_byte": -1, "start_token": -1, "end_token": -1,
-            "candidate_index": -1}
-  c = candidates[index]
-  return {"start_byte": c["start_byte"], "end_byte": c["end_byte"],
-          "start_token": c["start_token"], "end_token": c["end_token"],
+  """The candidate's offsets, or all -1 for a null long answer (`index` -1)."""
+  offsets = ("start_byte", "end_byte", "start_token", "end_token")
+  return {**{k: candidates[index][k] if index >= 0 else -1 for k in offsets},
           "candidate_index": index}
 
 
@@ -1388,8 +1294,8 @@ class _Ids:
     self.rng = rng
     self.taken: set = set()
 
-  def _draw(self, signed: bool) -> int:
-    """A fresh id (negative half the time when `signed`)."""
+  def draw(self, signed: bool) -> int:
+    """A fresh id (negative half the time when `signed`, as example ids are)."""
     while True:
       value = self.rng.getrandbits(63) or 1
       if signed and self.rng.random() < 0.5:
@@ -1397,16 +1303,6 @@ class _Ids:
       if value not in self.taken:
         self.taken.add(value)
         return value
-
-  def example(self) -> int:
-    """A fresh example id."""
-    return self._draw(signed=True)
-
-  def annotation(self) -> int:
-    """A fresh annotation id."""
-    return self._draw(signed=False)
-
-
 
 
 class _Retry(Exception):
@@ -1420,21 +1316,19 @@ def _question(page: _Page, plan: _Plan) -> Tuple[str, Optional[str]]:
     return _format(rng.choice(fam.topic_questions),
                    {"t": target.noun, "s": plan.subject}).lower(), None
   noun = rng.choice(target.nouns)
+  value, patterns = None, fam.questions if target.cls == "noun" else fam.event_questions
   if plan.answer == "yes_no":
     value = plan.values[target.name] if rng.random() < 0.5 else page.fresh(target.value)
-    words = _words(target, plan.subject, value, noun, plan.kind.person)
-    return _format(rng.choice(fam.yes_no), words).lower(), value
-  words = _words(target, plan.subject, "", noun, plan.kind.person)
-  patterns = fam.questions if target.cls == "noun" else fam.event_questions
-  return _format(rng.choice(patterns), words).lower(), None
+    patterns = fam.yes_no
+  words = _words(target, plan.subject, value or "", noun, plan.kind.person)
+  return _format(rng.choice(patterns), words).lower(), value
 
 
 def _gold(plan: _Plan, b: _Builder, yes_no_value: Optional[str]) -> dict:
   candidates, tokens, rng = b.html.candidates, b.html.tokens, b.rng
-  null = _annotation(_long_answer(candidates, -1))
   target = plan.target
   if plan.answer == "null":
-    return null
+    return _annotation(_long_answer(candidates, -1))
   if plan.answer == "long":
     return _annotation(_long_answer(candidates, b.topics[target.name]))
   inner, top, span = b.facts[target.name]
@@ -1468,9 +1362,9 @@ def _example(rng: random.Random, ids: _Ids, fam: Family, num_annotations: int,
     b = _render(page, plan)
     try:
       gold = _gold(plan, b, yes_no_value)
+      break
     except _Retry:
-      continue
-    break
+      pass
   else:
     raise RuntimeError("could not draw a consistent page")
   html = b.html
@@ -1479,7 +1373,7 @@ def _example(rng: random.Random, ids: _Ids, fam: Family, num_annotations: int,
   url = _URL.format(title=urllib.parse.quote(plan.subject.replace(" ", "_")),
                     oldid=rng.randint(10**8, 10**9 - 1))
   record = {
-      "example_id": ids.example(),
+      "example_id": ids.draw(signed=True),
       "question_text": question,
       "question_tokens": question.split(),
       "document_title": plan.subject,
@@ -1487,7 +1381,7 @@ def _example(rng: random.Random, ids: _Ids, fam: Family, num_annotations: int,
       "document_html": html.html,
       "document_tokens": html.tokens,
       "long_answer_candidates": html.candidates,
-      "annotations": [{"annotation_id": ids.annotation(), **v} for v in variants],
+      "annotations": [{"annotation_id": ids.draw(signed=False), **v} for v in variants],
   }
   target = plan.target
   meta = {"family": fam.name, "kind": answer, "entity": kind.name,
@@ -1569,10 +1463,6 @@ def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0
 def to_simplified(record: dict) -> dict:
   """The simplified-train form of an original record (same token indices, no html or bytes), as
   in NQ's simplified training file."""
-  def long_answer(la: dict) -> dict:
-    """The long answer's token offsets only."""
-    return {k: la[k] for k in ("start_token", "end_token", "candidate_index")}
-
   return {
       "example_id": record["example_id"],
       "question_text": record["question_text"],
@@ -1583,7 +1473,8 @@ def to_simplified(record: dict) -> dict:
           for c in record["long_answer_candidates"]],
       "annotations": [{
           "annotation_id": a["annotation_id"],
-          "long_answer": long_answer(a["long_answer"]),
+          "long_answer": {k: a["long_answer"][k]
+                          for k in ("start_token", "end_token", "candidate_index")},
           "short_answers": [{k: s[k] for k in ("start_token", "end_token")}
                             for s in a["short_answers"]],
           "yes_no_answer": a["yes_no_answer"],

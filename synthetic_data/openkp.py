@@ -116,7 +116,6 @@ PRODUCT_FEATURES = (("battery", "pack"), ("carbon", "frame"), ("touch", "panel")
 STORE_WORDS = ("Outlet", "Market", "Store", "Depot")
 LANDMARKS = ("Lighthouse", "Bridge", "Castle", "Harbour", "Abbey", "Tower", "Gardens")
 REGION_WORDS = ("Valley", "Coast", "Highlands", "Islands", "Forest")
-DISHES = ("stew", "pie", "bread", "cake", "soup", "dumplings")
 OCCUPATIONS = ("cellist", "novelist", "architect", "photographer", "sculptor", "chef",
                "botanist", "filmmaker")
 WORK_ADJECTIVES = ("Silent", "Golden", "Northern", "Quiet", "Hidden", "Distant", "Paper", "Salt")
@@ -134,6 +133,7 @@ TECHNIQUES = (("slow", "cooker"), ("cast", "iron", "skillet"), ("sourdough", "st
               ("air", "fryer"), ("pressure", "cooker"), ("dutch", "oven"), ("stand", "mixer"))
 DISH_WORDS = ("stew", "pie", "bread", "cake", "soup", "dumplings", "curry", "tart", "salad",
               "casserole")
+DISHES = DISH_WORDS[:6]  # the dishes a place is known for
 CATEGORIES = (("bike", "repair", "shops"), ("bakeries",), ("dentists",), ("yoga", "studios"),
               ("plumbers",), ("pet", "groomers"), ("coffee", "shops"), ("florists",),
               ("driving", "schools"), ("bookshops",), ("car", "rental"), ("hair", "salons"))
@@ -632,10 +632,7 @@ def _contains(outer: Sequence[str], inner: Sequence[str]) -> bool:
 
 def _title_case(words: Sequence[str]) -> List[str]:
   """Capitalises each word's first letter except small words after the first."""
-  out = []
-  for i, word in enumerate(words):
-    out.append(word if i and word.lower() in _SMALL_WORDS else capitalise(word))
-  return out
+  return [w if i and w.lower() in _SMALL_WORDS else capitalise(w) for i, w in enumerate(words)]
 
 
 def _fill(rng: random.Random, template: str,
@@ -850,25 +847,23 @@ class _Page:
   def slot(self, weight: float = 1.0, lead: bool = False, style: str = "para") -> None:
     self.blocks.append(_Block(style, [], slot=weight, lead=lead))
 
-  def fill(self, template: str, x: Sequence[str] = ()) -> List[str]:
-    words, _ = _fill(self.rng, template, tuple(x))
-    return words
+  def titled(self, templates: Sequence[str], x: Sequence[str] = ()) -> List[str]:
+    """One of the templates, filled with `x`, in title case."""
+    words, _ = _fill(self.rng, self.rng.choice(templates), tuple(x))
+    return _title_case(words)
 
-  def heading(self, style: str, subject: Optional[int], generic: Sequence[str] = ()) -> None:
-    """A heading about entity `subject`, else a generic one (skipped if there is none)."""
-    if subject is not None and self.cue_ok(subject):
-      self.text(style, _title_case(self.fill(self.rng.choice(HEADINGS[self.family]),
-                                                  self.entities[subject])))
+  def heading(self, style: str, subject: Optional[int], generic: Sequence[str] = (),
+              templates: Optional[Sequence[str]] = None) -> None:
+    """A heading about entity `subject` (from `templates`, default the family's HEADINGS),
+    else a generic one (skipped if there is none)."""
+    if self.cue_ok(subject):
+      self.text(style, self.titled(templates or HEADINGS[self.family], self.entities[subject]))
     elif generic:
-      self.text(style, _title_case(self.fill(self.rng.choice(generic))))
+      self.text(style, self.titled(generic))
 
   def title(self) -> None:
     """The page title: about the topic unless the topic is the victim."""
-    if self.cue_ok(0):
-      words = self.fill(self.rng.choice(TITLES[self.family]), self.entities[0])
-    else:
-      words = self.fill(self.rng.choice(GENERIC_TITLES[self.family]))
-    self.text("title", _title_case(words))
+    self.heading("title", 0, GENERIC_TITLES[self.family], TITLES[self.family])
 
   def nav(self) -> None:
     """Site name, then the menu."""
@@ -885,8 +880,8 @@ class _Page:
       self.text("notice", capitalise(self.rng.choice(NOTICES)).split())
       self.row("buttons", [["Accept"], ["Manage", "Settings"]][:self.rng.randint(1, 2)])
 
-  def byline(self, prefix: str = "By") -> List[str]:
-    return [prefix, self.names.name("first"), self.names.name("last"),
+  def byline(self) -> List[str]:
+    return ["By", self.names.name("first"), self.names.name("last"),
             self.rng.choice(MONTHS), str(self.rng.randint(1, 28)),
             str(self.rng.randint(2012, 2024))]
 
@@ -915,22 +910,27 @@ class _Page:
       for _ in range(self.rng.randint(1, 4)):
         self.slot(self.rng.uniform(0.6, 1.4))
 
+  def comments(self, style: str, shown: Tuple[int, int], weight: float) -> None:
+    """A heading with a comment count drawn from `shown`, then 1 to 4 comments (name, text of
+    this weight, reply button)."""
+    self.text(style, [str(self.rng.randint(*shown)), "Comments"])
+    for _ in range(self.rng.randint(1, 4)):
+      self.text("label", [self.names.name("first")])
+      self.slot(weight)
+      self.row("actions", [["Reply"]])
+
   def related(self, heading: str, templates: Sequence[str], count: int) -> None:
     """Related links about other entities and about the keys' English words."""
     self.text("h3", heading.split())
-    items = []
     others = self.others()
     self.rng.shuffle(others)
     for index in others[:count]:
-      items.append(_title_case(self.fill(self.rng.choice(templates),
-                                              self.entities[index])))
+      self.text("item", self.titled(templates, self.entities[index]))
     for k in self.keys:  # shares words with a key phrase, but names another page
       common = [w for w in self.entities[k] if not w[:1].isupper() and len(w) > 3]
       if common and self.rng.random() < 0.5:
-        items.append(_title_case(["More"] + common + ["Ideas", "for",
-                                                          str(self.rng.randint(2018, 2024))]))
-    for item in items:
-      self.text("item", item)
+        self.text("item", _title_case(["More"] + common + ["Ideas", "for",
+                                                           str(self.rng.randint(2018, 2024))]))
 
 
 # ----------------------------------------------------------------------------- families
@@ -938,7 +938,6 @@ class _Page:
 
 def _news(p: _Page, body: int) -> None:
   """Breadcrumb, headline, byline, lede naming the topic, sections, quote, tags, most read."""
-  p.nav()
   p.notice(0.5)
   p.row("crumbs", [["Home"], [p.rng.choice(("Local", "Culture", "Business", "Sport"))]])
   p.title()
@@ -957,19 +956,14 @@ def _news(p: _Page, body: int) -> None:
   p.row("actions", [["Share"], ["Comments"], ["Save"]])
   p.related("Most Read", ("{x} Latest", "Why {x} Matters Now", "Opinion on {x}"),
             p.rng.randint(2, 4))
-  p.footer()
 
 
 def _product(p: _Page, body: int) -> None:
   """Product title (brand, model, item), price, buttons, bullets, description, specs, reviews."""
-  p.nav()
-  k = p.cast.candidates
-  item, brand, feature = (k + [None, None, None])[:3]
+  item, brand, feature = (p.cast.candidates + [None] * 3)[:3]
   p.row("crumbs", [["Home"], ["Shop"]] + ([p.name(item)[-1:]] if item else []))
-  title = (p.name(brand) if brand and p.cue_ok(brand) else []) + (
-      p.name(0) if p.cue_ok(0) else [])
-  title += p.name(item) if item and p.cue_ok(item) else []
-  if feature and p.cue_ok(feature) and p.rng.random() < 0.5:
+  title = [w for i in (brand, 0, item) if p.cue_ok(i) for w in p.name(i)]
+  if p.cue_ok(feature) and p.rng.random() < 0.5:
     title += ["with"] + p.name(feature)
   p.text("title", _title_case(title or ["Item", "Details"]))
   p.text("meta", [str(p.rng.randint(12, 480)), "ratings", str(p.rng.randint(3, 49)),
@@ -997,19 +991,17 @@ def _product(p: _Page, body: int) -> None:
     p.row("actions", [["Helpful"], ["Report"]])
   p.related("Customers Also Viewed", ("{x}", "{x} Bundle", "{x} Spare Parts"),
             p.rng.randint(3, 5))
-  p.footer()
 
 
 def _recipe(p: _Page, body: int) -> None:
   """Title, jump buttons, long intro story, ingredients, numbered steps, notes, comments."""
-  p.nav()
   p.notice(0.4)
   p.title()
-  p.text("meta", p.byline("By") + [str(p.rng.randint(4, 400)), "comments"])
+  p.text("meta", p.byline() + [str(p.rng.randint(4, 400)), "comments"])
   p.row("buttons", [["Jump", "to", "Recipe"], ["Print", "Recipe"], ["Pin"]])
   p.slot(1.0)
   p.slot(1.0, lead=p.rng.random() < 0.5)
-  p.sections(body * 0.55, 220, heading_style="h2", key_rate=0.35, other_rate=0.25)
+  p.sections(body * 0.55, 220, key_rate=0.35, other_rate=0.25)
   p.text("h2", ["Ingredients"])
   for _ in range(p.rng.randint(5, 11)):
     amount = [str(p.rng.randint(1, 4)), p.rng.choice(("cups", "tablespoons", "teaspoons",
@@ -1025,18 +1017,12 @@ def _recipe(p: _Page, body: int) -> None:
   p.text("h3", ["Nutrition"])
   p.row("cell", [["Calories"], [str(p.rng.randint(180, 900))], ["Protein"],
                  [str(p.rng.randint(3, 40)), "g"]])
-  p.text("h2", [str(p.rng.randint(3, 90)), "Comments"])
-  for _ in range(p.rng.randint(1, 4)):
-    p.text("label", [p.names.name("first")])
-    p.slot(0.4)
-    p.row("actions", [["Reply"]])
+  p.comments("h2", (3, 90), 0.4)
   p.related("More Recipes", ("{x}", "Easy {x}", "{x} for Beginners"), p.rng.randint(2, 4))
-  p.footer()
 
 
 def _forum(p: _Page, body: int) -> None:
   """Breadcrumb, thread title, posts (user, stats, text, actions), similar threads."""
-  p.nav()
   p.row("crumbs", [["Forums"], [p.rng.choice(("General", "Help", "Reviews", "Travel",
                                               "Cooking"))], ["Discussion"]])
   p.title()
@@ -1055,13 +1041,11 @@ def _forum(p: _Page, body: int) -> None:
     p.row("actions", [["Reply"], ["Quote"], ["Like"], ["Report"]][:p.rng.randint(2, 4)])
   p.text("side_h", ["Similar", "Threads"])
   for index in p.others()[:p.rng.randint(2, 4)]:
-    p.text("side", _title_case(p.fill(p.rng.choice(TITLES["forum"]), p.entities[index])))
-  p.footer()
+    p.text("side", p.titled(TITLES["forum"], p.entities[index]))
 
 
 def _encyclopedia(p: _Page, body: int) -> None:
   """Title, tagline, infobox, lead with a bold first mention, contents, sections, see also."""
-  p.nav()
   p.title()
   p.text("meta", ["From"] + p.site + ["the", "free", "encyclopedia"])
   p.text("h3", _title_case(p.name(0)) if p.cue_ok(0) else ["Summary"])
@@ -1071,10 +1055,10 @@ def _encyclopedia(p: _Page, body: int) -> None:
     p.row("cell", [label.split(), p.name(index)])
   p.slot(1.2, lead=True)
   p.slot(1.0)
-  heads = list(GENERIC_HEADINGS["encyclopedia"])
   p.text("h3", ["Contents"])
-  p.row("cell", [[str(i + 1)] + h.split() for i, h in enumerate(p.rng.sample(heads, 4))])
-  p.sections(body - 200, 230, heading_style="h2", key_rate=0.35, other_rate=0.35)
+  heads = p.rng.sample(GENERIC_HEADINGS["encyclopedia"], 4)
+  p.row("cell", [[str(i + 1)] + h.split() for i, h in enumerate(heads)])
+  p.sections(body - 200, 230, key_rate=0.35, other_rate=0.35)
   p.text("h2", ["See", "also"])
   for index in p.others()[:p.rng.randint(2, 4)]:
     p.text("item", p.name(index))
@@ -1084,31 +1068,28 @@ def _encyclopedia(p: _Page, body: int) -> None:
                     "Retrieved", p.rng.choice(MONTHS), str(p.rng.randint(2015, 2024))])
   p.row("tags", [["Categories"]] + [p.name(i) for i in p.keys if i != p.victim][:2]
         + [[p.rng.choice(("History", "Culture", "Geography", "People"))]])
-  p.footer()
 
 
 def _directory(p: _Page, body: int) -> None:
   """Search box, title (category in town), filters, one block per listing, nearby towns."""
-  p.nav()
   p.notice(0.4)
-  town, category = p.entities[0], p.entities[p.cast.candidates[0]]
-  p.row("cell", [["Search"], list(category), ["Near"], list(town)])
+  town, category = p.name(0), p.name(p.cast.candidates[0])
+  p.row("cell", [["Search"], category, ["Near"], town])
   if p.cue_ok(0) and p.cue_ok(p.cast.candidates[0]):
-    p.text("title", _title_case(p.fill(p.rng.choice(TITLES["directory"]),
-                                            tuple(category) + ("in",) + town)))
+    p.text("title", p.titled(TITLES["directory"], category + ["in"] + town))
   elif p.cue_ok(0):
-    p.text("title", ["Local", "Businesses", "in"] + list(town))
+    p.text("title", ["Local", "Businesses", "in"] + town)
   else:
     p.title()
   p.text("meta", [str(p.rng.randint(12, 300)), "results", "Sorted", "by", "rating"])
   p.row("buttons", [["Open", "Now"], ["Top", "Rated"], ["Price"], ["Distance"]])
   p.slot(0.8, lead=True)
-  listings = [i for i in range(2, len(p.entities) - 1)]  # between category and nearby town
+  listings = range(2, len(p.entities) - 1)  # between category and nearby town
   per = max(1, round((body - 150) / 110 / max(1, len(listings))))
   for index in listings:
     p.text("label", p.name(index))
     p.text("meta", [str(p.rng.randint(1, 200)), p.names.name("word"),
-                    p.rng.choice(STREET_WORDS)] + list(town))
+                    p.rng.choice(STREET_WORDS)] + town)
     p.text("meta", [f"{p.rng.randint(3, 5)}", "stars", str(p.rng.randint(2, 400)), "reviews"])
     for _ in range(per):
       p.slot(0.8)
@@ -1117,12 +1098,10 @@ def _directory(p: _Page, body: int) -> None:
   p.slot(0.8)
   p.text("side_h", ["Nearby", "Towns"])
   p.text("side", p.name(len(p.entities) - 1))
-  p.footer()
 
 
 def _blog(p: _Page, body: int) -> None:
   """Title (large, not bold), date and comments, personal story, captions, tags, comments."""
-  p.nav()
   p.title()
   p.text("meta", ["Posted", "on", p.rng.choice(MONTHS), str(p.rng.randint(1, 28)), "by",
                   p.names.name("first"), str(p.rng.randint(0, 90)), "Comments"])
@@ -1136,18 +1115,14 @@ def _blog(p: _Page, body: int) -> None:
   p.text("h3", ["About", "Me"])
   p.text("side", ["Hi", "I", "am", p.names.name("first"), "and", "this", "is", "my", "little",
                   "corner", "of", "the", "internet"])
-  p.text("h3", [str(p.rng.randint(2, 40)), "Comments"])
-  for _ in range(p.rng.randint(1, 4)):
-    p.text("label", [p.names.name("first")])
-    p.slot(0.35)
-    p.row("actions", [["Reply"]])
+  p.comments("h3", (2, 40), 0.35)
   p.text("side_h", ["Popular", "Posts"])
   for index in p.others()[:p.rng.randint(2, 3)]:
-    p.text("side", _title_case(p.fill(p.rng.choice(TITLES["blog"]), p.entities[index])))
+    p.text("side", p.titled(TITLES["blog"], p.entities[index]))
   p.row("buttons", [["Subscribe"]])
-  p.footer()
 
 
+# Family -> its page between the navigation and the footer (`_plan` adds those to every page).
 _BUILDERS: Dict[str, Callable[[_Page, int], None]] = {
     "news": _news, "product": _product, "recipe": _recipe, "forum": _forum,
     "encyclopedia": _encyclopedia, "directory": _directory, "blog": _blog}
@@ -1191,12 +1166,10 @@ def _mention_counts(p: _Page) -> List[int]:
   scale = p.total / 800
   counts = []
   for i in range(len(p.entities)):
-    if i == 0 and i in p.keys:
+    if i == 0:  # the topic, always a key phrase (`_Page._choose_keys`)
       counts.append(3 + round(p.rng.uniform(2.5, 6) * scale))
     elif i in p.keys:
       counts.append(2 + round(p.rng.uniform(1.5, 4) * scale))
-    elif i == 0:
-      counts.append(1 + round(p.rng.uniform(1, 3) * scale))
     else:
       counts.append(round(p.rng.choice((0, 1, 1, 2, 3, 4)) * p.rng.uniform(0.5, 1.5)
                           * max(1.0, scale)))
@@ -1216,8 +1189,7 @@ def _fill_slots(p: _Page) -> None:
   targets = [max(8, round(body * w / sum(weights))) for w in weights]
   mentions = [i for i, c in enumerate(_mention_counts(p)) for _ in range(c)]
   p.rng.shuffle(mentions)
-  leads = [b for b in slots if b.lead]
-  for block in leads:
+  for block in [b for b in slots if b.lead]:
     block.sentences.append(_mention(p, 0))
     if 0 in mentions:
       mentions.remove(0)
@@ -1249,9 +1221,7 @@ def _bold_and_cues(p: _Page) -> None:
       lead.bold = True
   cue_words = [[w.lower() for w in b.runs[0][0]] for b in p.blocks
                if b.style in _CUE_STYLES or (_STYLES[b.style][4] and b.slot == 0)]
-  for k in p.keys:
-    if not p.cue_ok(k):
-      continue
+  for k in [k for k in p.keys if p.cue_ok(k)]:
     own = [s for s in mentions if s.entity == k]
     if not any(_contains(words, p.entities[k]) for words in cue_words) and not any(
         s.bold for s in own):
@@ -1264,7 +1234,9 @@ def _plan(rng: random.Random, family: str, names_from: lexicon.Lexicon,
   drawn = rng.lognormvariate(math.log(knobs.median_words), knobs.sigma_words)
   total = int(min(knobs.max_words, max(knobs.min_words, drawn)))
   p = _Page(rng, family, FreshDraws(rng, names_from), total)
+  p.nav()
   _BUILDERS[family](p, max(80, total - 150))
+  p.footer()
   _fill_slots(p)
   _bold_and_cues(p)
   return p
@@ -1302,8 +1274,7 @@ class _Layout:
   def __init__(self, rng: random.Random):
     self.rng = rng
     self.words: List[str] = []
-    self.elements: List[Tuple[int, int, _Box, _Box]] = []
-    self.ids: List[int] = []
+    self.elements: List[Tuple[int, int, int, _Box, _Box]] = []  # (id, start, end, box, parent)
     self.next_id = 0
     self.y = 0.0
     self.left = rng.randint(40, 240)
@@ -1318,8 +1289,7 @@ class _Layout:
     """An element: the words, their box and the parent's box; it takes a fresh id."""
     start = len(self.words)
     self.words.extend(words)
-    self.elements.append((start, len(self.words), box, parent))
-    self.ids.append(self.node_id())
+    self.elements.append((self.node_id(), start, len(self.words), box, parent))
 
   def run(self, words: Sequence[str], font: float, **flags: int) -> _Box:
     """A block of text in the content column at the cursor; moves the cursor below it."""
@@ -1341,31 +1311,24 @@ def _segments(paragraph: List[_Sentence], capital_bold: bool) -> List[Tuple[List
     """Appends a run, merging consecutive plain runs."""
     if not words:
       return
-    if runs and runs[-1][1] == bold and not bold:
+    if runs and not bold and not runs[-1][1]:
       runs[-1][0].extend(words)
     else:
       runs.append((list(words), bold))
 
   for sentence in paragraph:
-    start, end = sentence.mention
-    if not sentence.bold:
-      push(sentence.words, False)
-      continue
-    span = sentence.words[start:end]
-    if capital_bold:
-      span = [w.upper() for w in span]
-    push(sentence.words[:start], False)
-    push(span, True)
-    push(sentence.words[end:], False)
+    words = sentence.words
+    start, end = sentence.mention if sentence.bold else (len(words), len(words))
+    span = words[start:end]
+    push(words[:start], False)
+    push([w.upper() for w in span] if capital_bold else span, True)  # empty unless bold
+    push(words[end:], False)
   return runs
 
 
 def _render_paragraph(page: _Layout, runs: List[Tuple[List[str], bool]], parent: _Box,
                       font: float) -> None:
-  """A plain paragraph as one element, else a paragraph box of inline plain and bold runs."""
-  if len(runs) == 1:
-    page.add(runs[0][0], page.run(runs[0][0], font), parent)
-    return
+  """A paragraph box of inline plain and bold runs (`_render` writes one run as one element)."""
   page.node_id()
   para = page.run([w for run, _ in runs for w in run], font, leaf=0)
   per_line = max(1, int(page.width / (font * 0.52)))
@@ -1383,19 +1346,10 @@ def _render_paragraph(page: _Layout, runs: List[Tuple[List[str], bool]], parent:
     offset += chars + 1
 
 
-
-def _runs(block: _Block, p: _Page) -> List[Tuple[List[str], bool]]:
-  """The block's runs: fixed text, or its sentences as plain and bold runs."""
-  if block.slot == 0:
-    return block.runs
-  return _segments(block.sentences, p.capital_bold)
-
-
 def _style(p: _Page, name: str, fonts: Dict[str, int]) -> Tuple[str, int, int, int, int]:
   """(mode, font, heading, bold, indent) of a style on this page (fonts drawn once a page)."""
   mode, low, high, heading, bold, indent = _STYLES[name]
-  if name in _STYLE_CHANGES.get(p.family, {}):
-    low, high, heading, bold = _STYLE_CHANGES[p.family][name]
+  low, high, heading, bold = _STYLE_CHANGES.get(p.family, {}).get(name, (low, high, heading, bold))
   if name not in fonts:
     fonts[name] = p.rng.randint(low, high)
   return mode, fonts[name], heading, bold, indent
@@ -1422,7 +1376,7 @@ def _render(rng: random.Random, p: _Page) -> _Layout:
   fonts: Dict[str, int] = {}
   left, width = page.left, page.width
   for block in p.blocks:
-    runs = _runs(block, p)
+    runs = block.runs if block.slot == 0 else _segments(block.sentences, p.capital_bold)
     if not runs:
       continue
     mode, font, heading, bold, indent = _style(p, block.style, fonts)
@@ -1435,7 +1389,7 @@ def _render(rng: random.Random, p: _Page) -> _Layout:
     parent = _Box(page.left, page.width, page.y - 4, font * 3, leaf=0, font=font)
     if mode == "row":
       _row(page, [w for w, _ in runs], font, bold, parent)
-    elif mode == "text":
+    elif mode == "text" or len(runs) == 1:  # a plain paragraph is one element too
       words = [w for run, _ in runs for w in run]
       page.add(words, page.run(words, font, heading=heading, bold=bold), parent)
     else:
@@ -1465,11 +1419,9 @@ def _record(rng: random.Random, family: str, names_from: lexicon.Lexicon, split:
   words = layout.words
   writer.check(all(w and w.isalnum() and w.isascii() for w in words), "bad word")
   writer.check(len(layout.elements) <= MAX_ELEMENTS, f"{len(layout.elements)} elements")
-  vdom = []
-  for node_id, (start, end, box, parent) in zip(layout.ids, layout.elements):
-    vdom.append({"Id": node_id, "text": " ".join(words[start:end]),
-                 "feature": box.features() + parent.features(), "start_idx": start,
-                 "end_idx": end})
+  vdom = [{"Id": node_id, "text": " ".join(words[start:end]),
+           "feature": box.features() + parent.features(), "start_idx": start, "end_idx": end}
+          for node_id, start, end, box, parent in layout.elements]
   phrases = [list(_lower(p.entities[k])) for k in p.keys]
   lowered = [w.lower() for w in words]
   for phrase in phrases:

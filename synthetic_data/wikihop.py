@@ -47,16 +47,6 @@ MIN_SUPPORTS, MAX_SUPPORTS = 3, 40
 
 # ----------------------------------------------------------------------------- relations
 
-RELATIONS = (
-    "country_of_citizenship",
-    "place_of_birth",
-    "employer",
-    "located_in_the_administrative_territorial_entity",
-    "country",
-    "headquarters_location",
-    "located_next_to_body_of_water",
-    "founded_by",
-)
 _ADMIN = "located_in_the_administrative_territorial_entity"
 # Stored links of the world: (relation, subject kind) -> object kind.
 BASE_RELATIONS = {
@@ -87,6 +77,8 @@ H = ("headquarters_location", "company")
 W = ("located_next_to_body_of_water", "town")
 F = ("founded_by", "company")
 FACT_KEYS = (C, B, E, A, CT, CR, H, W, F)
+# The relations of the queries (those of the two-hop chains are among them).
+RELATIONS = tuple(dict.fromkeys(relation for relation, _ in FACT_KEYS))
 
 # ----------------------------------------------------------------------------- fact templates
 # {s} the subject's name, {o} the object's name, {t} the document's topic named in its header
@@ -630,20 +622,18 @@ _TWO_WORD_RATE = {"town": 0.15, "region": 0.12}
 _SLOT = re.compile(r"\{[A-Za-z0-9_]+\}")
 
 
+def _strings(value) -> List[str]:
+  """Every string in `value`, a string or nested tuples and dicts (their values)."""
+  if isinstance(value, str):
+    return [value]
+  return [s for v in (value.values() if isinstance(value, dict) else value) for s in _strings(v)]
+
+
 def _template_words() -> set:
   """Every lower-case word of the templates and word lists (no name may be one of them)."""
-  texts = list(GENERIC_FILLER) + list(MONTHS) + list(COMPANY_SUFFIXES) + ["the", "river", "lake"]
-  for family in FAMILIES:
-    for table in (FACT_TEMPLATES, NEAR_MISS_TEMPLATES, NOISE_TEMPLATES):
-      for templates in table[family].values():
-        texts.extend(templates)
-    texts.extend(LIST_TEMPLATES[family])
-  for table in (FILLER_TEMPLATES, INFOBOX_FIELDS):
-    for templates in table.values():
-      texts.extend(templates)
-  for words in _WORDS.values():
-    for values in (words.values() if isinstance(words, dict) else [words]):
-      texts.extend(values)
+  texts = _strings((FACT_TEMPLATES, NEAR_MISS_TEMPLATES, NOISE_TEMPLATES, LIST_TEMPLATES,
+                    FILLER_TEMPLATES, INFOBOX_FIELDS, GENERIC_FILLER, _WORDS, MONTHS,
+                    COMPANY_SUFFIXES, ("the", "river", "lake")))
   return {w for text in texts for w in re.findall(r"[a-z]+", _SLOT.sub(" ", text).lower())}
 
 
@@ -715,13 +705,9 @@ class _World:
     """A new entity whose name shares no word with other names (people: no full name)."""
     for _ in range(10_000):
       name, lake = self._name(kind)
-      if kind == "person":
-        ok = name not in self.names
-        words = set()
-      else:
-        words = {w for w in name.split() if w not in ("Lake", "River", *COMPANY_SUFFIXES)}
-        ok = not words & self.words
-      if ok:
+      words = (set() if kind == "person" else
+               {w for w in name.split() if w not in ("Lake", "River", *COMPANY_SUFFIXES)})
+      if name not in self.names and not words & self.words:
         break
     else:
       raise RuntimeError(f"the lexicon has too few {kind} names")
@@ -785,12 +771,7 @@ def count_mentions(candidate: str, supports: Sequence[str]) -> int:
 def most_mentioned_candidate(item: dict) -> str:
   """The "most mentioned candidate" baseline: the candidate with the most whole-word,
   case-insensitive mentions in the item's supports; ties go to the earliest candidate."""
-  best, best_count = item["candidates"][0], -1
-  for candidate in item["candidates"]:
-    count = count_mentions(candidate, item["supports"])
-    if count > best_count:
-      best, best_count = candidate, count
-  return best
+  return max(item["candidates"], key=lambda c: count_mentions(c, item["supports"]))
 
 
 def _lognormal(rng: random.Random, median: float, sigma: float, low: int, high: int) -> int:
@@ -825,9 +806,9 @@ def _render(rng: random.Random, template: str, subject: Optional[_Entity] = None
   values = {"y": year, "y2": year + rng.randint(3, 40), "n": rng.randint(2, 9),
             "m": rng.choice(MONTHS), "w": rng.choice(words), "w2": rng.choice(words),
             "t": "", "date": _date(rng, year)}
-  for key in ("thing", "hobby", "sight", "craft", "trade", "product", "animal"):
-    if "{" + key + "}" in template:
-      values[key] = rng.choice(_WORDS[key])
+  for key, choices in _WORDS.items():
+    if key != "w" and "{" + key + "}" in template:
+      values[key] = rng.choice(choices)
   if subject is not None:
     p, pos = _pronouns(subject)
     values.update(s=subject.ref(), P=p, p=p.lower(), pos=pos,
@@ -908,10 +889,8 @@ class _ItemBuilder:
 
   def _noise(self, topic: _Entity, obj: _Entity) -> None:
     """A plain distractor sentence naming `obj` in the topic's document."""
-    if topic.kind == "water":
-      key = ("water", "any")
-    else:
-      key = ("agent" if topic.kind in ("person", "company") else "place", obj.kind)
+    key = (("water", "any") if topic.kind == "water" else
+           ("agent" if topic.kind in ("person", "company") else "place", obj.kind))
     self._aside(topic, obj, NOISE_TEMPLATES[self.family][key])
 
   def _list(self, entities: Sequence[_Entity], doc: Optional[_Doc] = None) -> None:
@@ -941,13 +920,10 @@ class _ItemBuilder:
     for relation in keys:
       if added >= limit:
         break
-      if (id(entity), relation) in self.stated:
+      if (id(entity), relation) in self.stated or (entity is self.subject and (
+          relation == self.relation or (relation, entity.kind) in TWO_HOP_CHAINS)):
         continue
-      if entity is self.subject and (relation == self.relation or (relation, entity.kind)
-                                     in TWO_HOP_CHAINS):
-        continue
-      target_kind = _object_kind(relation, entity.kind)
-      if relation not in entity.links and not self._room(target_kind):
+      if relation not in entity.links and not self._room(_object_kind(relation, entity.kind)):
         continue
       obj = self.world.value(entity, relation)
       if entity is self.subject and obj is self.answer:
@@ -971,8 +947,8 @@ class _ItemBuilder:
 
   def build(self) -> List[str]:
     """The support texts."""
-    rng, subject, answer = self.rng, self.subject, self.answer
-    distractors = list(self.distractors)
+    # Every item has two candidates or more, so `distractors` is never empty.
+    rng, subject, answer, distractors = self.rng, self.subject, self.answer, self.distractors
     # The gold fact(s): for two-hop items the bridge's fact sits in the bridge's document.
     if self.two_hop:
       first, second = TWO_HOP_CHAINS[(self.relation, subject.kind)]
@@ -985,27 +961,25 @@ class _ItemBuilder:
       self._say(subject, self.relation, answer)
     self._extra_facts(subject, rng.choice((0, 1, 1, 2)))
     # A distractor next to the subject with the question's relation words.
-    if distractors and rng.random() < _NEAR_MISS_RATE:
+    if rng.random() < _NEAR_MISS_RATE:
       key = (self.relation, subject.kind)
       self._aside(subject, rng.choice(distractors[:3]), NEAR_MISS_TEMPLATES[self.family][key])
     # Confusers: other subjects whose value of the query relation is a distractor.
-    values = (distractors[:rng.randint(1, min(self.preset.max_confusers, len(distractors)))]
-              if distractors else [])
+    values = distractors[:rng.randint(1, min(self.preset.max_confusers, len(distractors)))]
     if rng.random() < _SHARED_ANSWER_RATE:
       values.append(answer)
     rng.shuffle(values)
     for value in values:
-      if self._room(self.subject.kind):
+      if self._room(subject.kind):
         self._confuser(value)
     # Popular distractors and (sometimes) the answer get documents of their own.
     popular = distractors[:rng.randint(0, min(2, len(distractors)))]
-    own = list(popular) + ([answer] if rng.random() < _ANSWER_DOC_RATE else [])
-    for entity in own:
+    for entity in popular + ([answer] if rng.random() < _ANSWER_DOC_RATE else []):
       self._doc(entity)
       if rng.random() < 0.5:
         self._extra_facts(entity, 1)
     self._plan_documents()
-    self._mention_candidates(distractors, popular)
+    self._mention_candidates(popular)
     return self._finish()
 
   def _plan_documents(self) -> None:
@@ -1027,11 +1001,10 @@ class _ItemBuilder:
       if rng.random() < 0.6:
         self._extra_facts(entity, rng.randint(1, 2))
 
-  def _mention_candidates(self, distractors: List[_Entity],
-                          popular: List[_Entity]) -> None:
+  def _mention_candidates(self, popular: List[_Entity]) -> None:
     """Mentions distractors (and the answer) across documents, several times for some."""
-    rng = self.rng
-    texts = self._texts_so_far()
+    rng, distractors = self.rng, self.distractors
+    texts = [s for d in self.docs for s in d.facts + d.fields + d.asides]
     topics = [d for d in self.docs if d.topic is not None]
     rest = [d for d in distractors if not count_mentions(d.candidate, texts)
             and rng.random() >= _UNMENTIONED_RATE]
@@ -1059,21 +1032,17 @@ class _ItemBuilder:
       host = rng.choice(self.docs) if rng.random() < 0.6 else None
       self._list(chunk, host)
 
-  def _texts_so_far(self) -> List[str]:
-    """Every sentence written so far (for mention counts)."""
-    return [s for d in self.docs for s in d.facts + d.fields + d.asides]
-
   # ---- documents as text
 
-  def _fillers(self, doc: _Doc, target: int, start_words: int) -> List[str]:
-    """Background sentences about the topic until about `target` words, none repeated."""
+  def _fillers(self, doc: _Doc, start_words: int) -> List[str]:
+    """Background sentences about the topic until about `doc.target` words, none repeated."""
     rng, topic = self.rng, doc.topic
     templates = list(FILLER_TEMPLATES[topic.kind] if topic is not None else GENERIC_FILLER)
     rng.shuffle(templates)
     generic = list(GENERIC_FILLER) if topic is not None else []
     rng.shuffle(generic)
     out, words = [], start_words
-    while words < target and (templates or generic):
+    while words < doc.target and (templates or generic):
       if not out and not start_words:
         # The first sentence names its topic (a pronoun or possessive needs it before).
         named = [t for t in templates if t.startswith("{S}")] or templates
@@ -1091,40 +1060,32 @@ class _ItemBuilder:
 
   def _layout(self, doc: _Doc) -> str:
     """The document's text in the family's structure."""
-    rng, family = self.rng, self.family
+    rng, topic = self.rng, doc.topic
     facts, asides = list(doc.facts), list(doc.asides)
     rng.shuffle(facts)
     rng.shuffle(asides)
     fixed = sum(len(s.split()) for s in facts + doc.fields + asides)
-    if doc.topic is None:
-      prose = self._fillers(doc, doc.target, fixed)
-      return " ".join(_interleave(rng, prose, asides, 0, len(prose)))
+    # A document without topic has no facts: prose and distractors, laid out as a lead.
+    family = self.family if topic is not None else "lead"
     if family == "infobox":
-      fields = facts + list(doc.fields)
-      for template in rng.sample(INFOBOX_FIELDS[doc.topic.kind], rng.randint(1, 3)):
-        fields.append(_render(rng, template, doc.topic))
+      # The header and the fields (the facts among them) open the document like a lead's facts.
+      fields = facts + doc.fields + [_render(rng, template, topic) for template in
+                                     rng.sample(INFOBOX_FIELDS[topic.kind], rng.randint(1, 3))]
       rng.shuffle(fields)
-      header = capitalise(doc.topic.ref()) + "."
-      prose = self._fillers(doc, doc.target, fixed + 1)
-      body = _interleave(rng, prose, asides, 0, len(prose))
-      return " ".join([header] + fields + body)
-    prose = self._fillers(doc, doc.target, fixed)
-    if family == "lead":
+      facts = [capitalise(topic.ref()) + "."] + fields
+      fixed += 1
+    prose = self._fillers(doc, fixed)
+    if family in ("lead", "infobox"):
       # Facts open the article (the topic's lead), distractors anywhere after.
-      body = _interleave(rng, prose, asides, 0, len(prose))
-      return " ".join(facts + body)
+      return " ".join(facts + _interleave(rng, prose, asides, 0, len(prose)))
     if family == "narrative":
       # A few background sentences first, facts buried in the middle.
       body = _interleave(rng, prose, facts, min(2, len(prose)), max(2, len(prose) - 1))
-      body = _interleave(rng, body, asides, 1, len(body))
-      return " ".join(body)
+      return " ".join(_interleave(rng, body, asides, 1, len(body)))
     if family == "stub":
-      body = _interleave(rng, prose, asides, 1, len(prose))
-      return " ".join(body + facts)
+      return " ".join(_interleave(rng, prose, asides, 1, len(prose)) + facts)
     # chronicle: background first, facts and distractors after the first third.
-    third = len(prose) // 3
-    body = _interleave(rng, prose, facts + asides, max(1, third), len(prose))
-    return " ".join(body)
+    return " ".join(_interleave(rng, prose, facts + asides, max(1, len(prose) // 3), len(prose)))
 
   def _finish(self) -> List[str]:
     """Draws document lengths, lays out every document and shuffles the documents."""
