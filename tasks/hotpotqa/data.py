@@ -39,14 +39,19 @@ class HotpotExample:
   level: str = ""
 
 
+def _is_paragraph(paragraph: Any) -> bool:
+  """[title string, list of sentences] (the sentences themselves unchecked)."""
+  return (isinstance(paragraph, (list, tuple)) and len(paragraph) == 2
+          and isinstance(paragraph[0], str) and isinstance(paragraph[1], list))
+
+
 def _parse_context(record: Dict[str, Any], repairs: List[RecordProblem]):
   """[(title, [sentences])]; problems that allow a best-effort context go to `repairs`."""
   context = typed_field(record, "context", list, "a list of [title, sentences]",
                         empty="empty context", empty_detail="the list of paragraphs is empty")
   out = []
   for p, paragraph in enumerate(context):
-    if (not isinstance(paragraph, (list, tuple)) or len(paragraph) != 2
-        or not isinstance(paragraph[0], str) or not isinstance(paragraph[1], list)):
+    if not _is_paragraph(paragraph):
       repairs.append(RecordProblem("malformed paragraph", f"context[{p}]",
                                     "expected [title string, [sentence, ...]]; paragraph dropped"))
       continue
@@ -86,9 +91,7 @@ def parse_training_record(record: Any) -> HotpotExample:
                         f"expected a list of [title, sentences], got {type(context).__name__}")
   paragraphs = []
   for p, paragraph in enumerate(context):
-    if (not isinstance(paragraph, (list, tuple)) or len(paragraph) != 2
-        or not isinstance(paragraph[0], str) or not isinstance(paragraph[1], list)
-        or not all(isinstance(s, str) for s in paragraph[1])):
+    if not _is_paragraph(paragraph) or not all(isinstance(s, str) for s in paragraph[1]):
       raise RecordProblem("malformed context", f"context[{p}]",
                           "expected [title string, [sentence string, ...]]")
     paragraphs.append((paragraph[0], list(paragraph[1])))
@@ -121,8 +124,7 @@ def parse_record(record: Any, with_labels: bool, repairs: List[RecordProblem]) -
   try:
     context = _parse_context(record, repairs)
   except RecordProblem as problem:
-    repairs.append(RecordProblem(problem.reason, problem.field,
-                                  problem.detail + "; an empty answer will be predicted"))
+    tolerate(problem, False, repairs, "an empty answer will be predicted")
     context = []
   return HotpotExample(qas_id, question, context, type=str(record.get("type", "")),
                        level=str(record.get("level", "")))

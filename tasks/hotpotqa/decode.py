@@ -26,7 +26,6 @@ predicted supporting too (the lower position on a tie), both as supporting facts
 span's owner; the threshold search decodes with it.
 """
 
-import collections
 import dataclasses
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -189,10 +188,9 @@ def decode_example(example: HotpotExample, f: Dict[str, np.ndarray],
     return "", []
   supporting = supporting_mask(output, threshold, f, min_supporting_facts)
   sp = []
-  for g in np.nonzero(supporting)[0]:
+  for g in np.flatnonzero(supporting & sentence_tokens(f)):
     paragraph, sentence = int(f["global_paragraph_ids"][g]), int(f["global_sentence_ids"][g])
-    if paragraph != -1 and sentence != -1:
-      sp.append([example.context[paragraph][0], sentence])
+    sp.append([example.context[paragraph][0], sentence])
   answer_type = int(np.argmax(output.answer_type_logits))
   if answer_type in ANSWER_TEXTS:
     return ANSWER_TEXTS[answer_type], sp
@@ -223,12 +221,8 @@ def choose_threshold(examples, layouts, outputs, gold: List[dict], tokenizer,
                      min_supporting_facts: int = 0):
   """(threshold, {threshold: metrics}): the first candidate with the best `key`, each decoded
   with min_supporting_facts."""
-  table = collections.OrderedDict()
-  best = None
-  for threshold in candidates:
-    prediction = make_predictions(examples, layouts, outputs, tokenizer, float(threshold),
-                                  min_supporting_facts)
-    table[float(threshold)] = metrics_lib.evaluate(gold, prediction)
-    if best is None or table[float(threshold)][key] > table[best][key]:
-      best = float(threshold)
-  return best, dict(table)
+  table = {}
+  for threshold in map(float, candidates):
+    table[threshold] = metrics_lib.evaluate(gold, make_predictions(
+        examples, layouts, outputs, tokenizer, threshold, min_supporting_facts))
+  return max(table, key=lambda threshold: table[threshold][key], default=None), table

@@ -129,13 +129,9 @@ SCALAR_LABELS = ("answer_types", "answer_begins", "answer_ends")
 
 def feature_lengths(config) -> Dict[str, int]:
   """Length of every feature training parses (0 = one value): the model inputs and labels."""
-  lengths = {}
-  for name in MODEL_INPUTS + LABELS:
-    if name in SCALAR_LABELS:
-      lengths[name] = 0
-    else:
-      lengths[name] = config.long_seq_len if name.startswith("long") else config.global_seq_len
-  return lengths
+  return feature_config.feature_lengths(config, MODEL_INPUTS + LABELS,
+                                        global_names=("supporting_facts",),
+                                        scalar_names=SCALAR_LABELS)
 
 
 class Dropped(ValueError):
@@ -396,14 +392,12 @@ def convert_example(example: HotpotExample, tokenizer: TextTokenizer, long_len: 
                  ids.sentence, ids, supporting=index in supporting)
     b.end_segment(paragraph_done=True)
 
-  long_tokens = b.long_tokens
   global_tokens = tokenizer.tokens(b.glob["global_token_ids"])
-  num_long, num_global, skipped = b.num_long, b.num_global, b.skipped
-  padded = b.padded()
+  padded = b.padded()   # int64 arrays
   out = {"unique_ids": [example.qas_id], "type": [example.type], "level": [example.level]}
-  out.update((name, np.asarray(padded[name], np.int64)) for name in MODEL_INPUTS)
+  out.update((name, padded[name]) for name in MODEL_INPUTS)
   if is_training:
-    out["supporting_facts"] = np.asarray(padded["supporting_facts"], np.int64)
+    out["supporting_facts"] = padded["supporting_facts"]
     if not out["supporting_facts"].any():
       raise Dropped("no supporting fact kept", "supporting_facts",
                     "no supporting paragraph, title or sentence has a global token")
@@ -424,12 +418,12 @@ def convert_example(example: HotpotExample, tokenizer: TextTokenizer, long_len: 
                answer_ends=np.asarray([end], np.int64))
   if not is_training or debug:
     if tokenizer.wordpiece:
-      out["long_tokens_to_unigrams"] = np.asarray(padded["long_tokens_to_unigrams"], np.int64)
-    out["global_paragraph_ids"] = np.asarray(padded["global_paragraph_ids"], np.int64)
-    out["global_sentence_ids"] = np.asarray(padded["global_sentence_ids"], np.int64)
+      out["long_tokens_to_unigrams"] = padded["long_tokens_to_unigrams"]
+    out["global_paragraph_ids"] = padded["global_paragraph_ids"]
+    out["global_sentence_ids"] = padded["global_sentence_ids"]
   if debug:
-    out["long_tokens"], out["global_tokens"] = long_tokens, global_tokens
-  out["_stats"] = {"long": num_long, "global": num_global, "skipped": skipped}
+    out["long_tokens"], out["global_tokens"] = b.long_tokens, global_tokens
+  out["_stats"] = {"long": b.num_long, "global": b.num_global, "skipped": b.skipped}
   return out
 
 

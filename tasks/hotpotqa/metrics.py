@@ -46,23 +46,6 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b")
 Scores = Tuple[float, float, float, float]
 
 
-def _lower(text: str) -> str:
-  return text.lower()
-
-
-def _remove_punctuation(text: str) -> str:
-  return "".join(ch for ch in text if ch not in _PUNCTUATION)
-
-
-def _remove_articles(text: str) -> str:
-  # A space (not the empty string) keeps the neighbours apart, as the official scorer does.
-  return _ARTICLES.sub(" ", text)
-
-
-def _fix_white_space(text: str) -> str:
-  return " ".join(text.split())
-
-
 def normalize_answer(s: str) -> str:
   """Normalises an answer string for comparison.
 
@@ -73,7 +56,9 @@ def normalize_answer(s: str) -> str:
     `s` lower-cased, without ASCII punctuation, without the whole words
     a/an/the, and with runs of white space collapsed to single spaces.
   """
-  return _fix_white_space(_remove_articles(_remove_punctuation(_lower(s))))
+  text = "".join(ch for ch in s.lower() if ch not in _PUNCTUATION)
+  # A space (not the empty string) keeps the neighbours apart, as the official scorer does.
+  return " ".join(_ARTICLES.sub(" ", text).split())
 
 
 def _f1(prec: float, recall: float) -> float:
@@ -112,11 +97,6 @@ def answer_scores(prediction: str, gold: str) -> Scores:
   return em, _f1(prec, recall), prec, recall
 
 
-def _fact_set(facts: Iterable[Sequence[Any]]) -> set:
-  """The set of (title, sentence index) tuples of a list of facts."""
-  return {tuple(fact) for fact in facts}
-
-
 def sp_scores(prediction: Iterable[Sequence[Any]], gold: Iterable[Sequence[Any]]) -> Scores:
   """Scores predicted supporting facts against the gold ones.
 
@@ -128,8 +108,8 @@ def sp_scores(prediction: Iterable[Sequence[Any]], gold: Iterable[Sequence[Any]]
   Returns:
     (em, f1, prec, recall) as floats.
   """
-  predicted = _fact_set(prediction)
-  expected = _fact_set(gold)
+  predicted = {tuple(fact) for fact in prediction}
+  expected = {tuple(fact) for fact in gold}
   tp = len(predicted & expected)
   fp = len(predicted - expected)
   fn = len(expected - predicted)

@@ -83,9 +83,7 @@ class HotpotQaModel(TaskModel):
     self.span_loss_in_sentences = span_loss_in_sentences
 
   def get_config(self):
-    config = super().get_config()
-    config.update(span_loss_in_sentences=self.span_loss_in_sentences)
-    return config
+    return {**super().get_config(), "span_loss_in_sentences": self.span_loss_in_sentences}
 
   def make_heads(self):
     self.sp_head = self.dense(1, "supporting_facts")

@@ -54,8 +54,7 @@ class Span:
   end_byte: int = -1
 
   def to_json(self) -> Dict[str, int]:
-    return {"start_token": self.start_token, "end_token": self.end_token,
-            "start_byte": self.start_byte, "end_byte": self.end_byte}
+    return dataclasses.asdict(self)
 
 
 NULL_SPAN = Span(-1, -1, -1, -1)
@@ -240,12 +239,9 @@ def _candidates(record: Dict[str, Any], document: _Document) -> List[Candidate]:
   raw = typed_field(record, "long_answer_candidates", list, "a list",
                     malformed="missing candidates", missing="missing candidates",
                     empty="missing candidates")
-  out = []
-  for i, candidate in enumerate(raw):
-    field = f"long_answer_candidates[{i}]"
-    span = document.span(candidate, field, allow_null=False)
-    out.append(Candidate(span, bool(candidate.get("top_level", True))))
-  return out
+  return [Candidate(document.span(candidate, f"long_answer_candidates[{i}]", allow_null=False),
+                    bool(candidate.get("top_level", True)))
+          for i, candidate in enumerate(raw)]
 
 
 def _annotation(raw: Any, field: str, document: _Document,

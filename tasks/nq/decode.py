@@ -39,7 +39,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tasks.nq.data import NULL_SPAN, NqExample
+from tasks.nq.data import NULL_SPAN, NqExample, Span
 
 TOP_K = 50
 MAX_SHORT_ANSWER_LEN = 32
@@ -99,35 +99,28 @@ def _end(pairs: Pairs, start: int, width: Optional[int]) -> Optional[Tuple[float
   return best
 
 
-def joint_prediction(pooled: Dict[str, object], example_id,
-                     max_short_answer_len: int = MAX_SHORT_ANSWER_LEN) -> dict:
+def _joint_span(starts: Pairs, ends: Pairs, width: Optional[int]) -> Tuple[float, int, int]:
+  """(start score + end score, first token, last token) of one answer (module docstring)."""
+  start_score, start = _best(starts) if starts else (0.0, 0)
+  end = _end(ends, start, width)
+  if end is None:
+    if not ends:
+      return 0.0, 0, 0
+    end = _best(ends)
+  return start_score + end[0], min(start, end[1]), max(start, end[1])
+
+
+def joint_prediction(pooled: Dict[str, object], example_id) -> dict:
   """The prediction entry of one example (see the module docstring)."""
-  sa_start_score, sa_start = _best(pooled["sa_start"]) if pooled["sa_start"] else (0.0, 0)
-  la_start_score, la_start = _best(pooled["la_start"]) if pooled["la_start"] else (0.0, 0)
-  la_end = _end(pooled["la_end"], la_start, None)
-  if la_end is not None:
-    la_end_score, la_end = la_end
-  elif pooled["la_end"]:
-    la_end_score, other = _best(pooled["la_end"])
-    la_start, la_end = min(la_start, other), max(la_start, other)
-  else:
-    la_start_score, la_start, la_end_score, la_end = 0.0, 0, 0.0, 0
-  sa_end = _end(pooled["sa_end"], sa_start, max_short_answer_len)
-  if sa_end is not None:
-    sa_end_score, sa_end = sa_end
-  elif pooled["sa_end"]:
-    sa_end_score, sa_end = _best(pooled["sa_end"])
-  else:
-    sa_start_score, sa_start, sa_end_score, sa_end = 0.0, 0, 0.0, 0
+  la_score, la_first, la_last = _joint_span(pooled["la_start"], pooled["la_end"], None)
+  sa_score, sa_first, sa_last = _joint_span(pooled["sa_start"], pooled["sa_end"],
+                                            MAX_SHORT_ANSWER_LEN)
   entry = {
       "example_id": example_id,
-      "long_answer": {"start_token": la_start, "end_token": la_end + 1, "start_byte": -1,
-                      "end_byte": -1},
-      "long_answer_score": la_start_score + la_end_score,
-      "short_answers": [{"start_token": min(sa_start, sa_end),
-                         "end_token": max(sa_start, sa_end) + 1, "start_byte": -1,
-                         "end_byte": -1}],
-      "short_answers_score": sa_start_score + sa_end_score,
+      "long_answer": Span(la_first, la_last + 1).to_json(),
+      "long_answer_score": la_score,
+      "short_answers": [Span(sa_first, sa_last + 1).to_json()],
+      "short_answers_score": sa_score,
       "yes_no_answer": "NONE",
   }
   logits = pooled["answer_type_logits"]
@@ -161,15 +154,13 @@ def snap_long_answer(entry: dict, example: NqExample) -> dict:
   return entry
 
 
-def decode_example(example_id, outputs: Sequence[WindowOutput],
-                   token_pos: Sequence[np.ndarray],
-                   max_short_answer_len: int = MAX_SHORT_ANSWER_LEN,
+def decode_example(example_id, outputs: Sequence[WindowOutput], token_pos: Sequence[np.ndarray],
                    snap_to: Optional[NqExample] = None) -> dict:
   """One example's entry from its windows' outputs and token_pos [L] arrays; with `snap_to`
   (the example), the long answer snapped to a candidate (see the module docstring)."""
   if not outputs:
     return null_prediction(example_id)
-  entry = joint_prediction(pool_windows(outputs, token_pos), example_id, max_short_answer_len)
+  entry = joint_prediction(pool_windows(outputs, token_pos), example_id)
   return snap_long_answer(entry, snap_to) if snap_to is not None else entry
 
 

@@ -92,22 +92,15 @@ HTML_TAGS = ("P", "TABLE", "TR", "TD", "TH", "UL", "OL", "LI", "DL", "DT", "DD",
              "SUB", "OTHER")
 _OPEN_BASE, _CLOSE_BASE = 41, 71
 _TAG = re.compile(r"^<\s*(/?)\s*([A-Za-z][A-Za-z0-9]*)")
-# html token -> its marker id (pages repeat a few dozen tags; bounded for odd inputs).
-_MARKER_IDS: Dict[str, int] = {}
-_MAX_CACHED_MARKERS = 1 << 16
 
 
+@functools.lru_cache(maxsize=1 << 16)   # pages repeat a few dozen tags; bounded for odd inputs
 def html_marker_id(token: str) -> int:
   """The marker piece id of an html token ("<P>" -> 41, "</P>" -> 71, unknown tags -> other)."""
-  marker = _MARKER_IDS.get(token)
-  if marker is None:
-    match = _TAG.match(token)
-    closing, name = (match.group(1) == "/", match.group(2).upper()) if match else (False, "OTHER")
-    index = HTML_TAGS.index(name) if name in HTML_TAGS else HTML_TAGS.index("OTHER")
-    marker = (_CLOSE_BASE if closing else _OPEN_BASE) + index
-    if len(_MARKER_IDS) < _MAX_CACHED_MARKERS:
-      _MARKER_IDS[token] = marker
-  return marker
+  match = _TAG.match(token)
+  closing, name = (match.group(1) == "/", match.group(2).upper()) if match else (False, "OTHER")
+  index = HTML_TAGS.index(name) if name in HTML_TAGS else HTML_TAGS.index("OTHER")
+  return (_CLOSE_BASE if closing else _OPEN_BASE) + index
 
 
 @dataclasses.dataclass
@@ -177,10 +170,9 @@ def official_ids(tokenizer: Tokenizer) -> OfficialIds:
   for i, piece in enumerate(pieces):
     index.setdefault(piece, i)
   wanted = SENTENCEPIECE_PIECES if tokenizer.kind == "sentencepiece" else WORDPIECE_PIECES
-  fallback = False
-  if wanted[0] not in index or wanted[1] not in index:
+  fallback = wanted[0] not in index or wanted[1] not in index
+  if fallback:
     wanted = FALLBACK_HTML_PIECES[tokenizer.kind] + wanted[2:]
-    fallback = True
   missing = [p for p in wanted if p not in index]
   if missing:
     source = getattr(tokenizer, "vocab_file", None) or getattr(tokenizer, "model_file", "")
@@ -289,13 +281,6 @@ def _last_of_run(values: np.ndarray, value: int) -> int:
   return i
 
 
-def _keep_rates(config) -> Tuple[float, float]:
-  """(rate for answerless windows of answered examples, rate for unanswerable examples)."""
-  rate = config.null_window_keep_rate
-  unanswerable = config.unanswerable_keep_rate
-  return rate, (4.0 * rate if unanswerable < 0 else unanswerable)
-
-
 def windows(doc: Document, config, ids: OfficialIds, is_train: bool
             ) -> Iterator[Tuple[int, Dict[str, np.ndarray]]]:
   """Stage 2: (window index, features) of the windows kept; every value an int64 array."""
@@ -308,7 +293,9 @@ def windows(doc: Document, config, ids: OfficialIds, is_train: bool
   short = (doc.sa_start, doc.sa_end - 1)
   long_ = (doc.la_start, doc.la_end - 1)
   cand_all = doc.candidate_ids
-  rate, unanswerable_rate = _keep_rates(config)
+  rate, unanswerable_rate = config.null_window_keep_rate, config.unanswerable_keep_rate
+  if unanswerable_rate < 0:   # Google's default: 4 x the rate of answered examples
+    unanswerable_rate = 4.0 * rate
 
   @functools.lru_cache(maxsize=None)
   def candidate_bounds(c: int) -> Tuple[int, int]:
@@ -390,10 +377,8 @@ def convert_example(example: NqExample, tokenizer: OffsetTokenizer, config, is_t
 
 def feature_lengths(config) -> Dict[str, int]:
   """Length of every feature parsed for training (0 = a scalar)."""
-  lengths = {name: config.long_seq_len for name in LONG_FEATURES}
-  lengths.update({name: config.global_seq_len for name in GLOBAL_FEATURES})
-  lengths.update({name: 0 for name in LABEL_FEATURES})
-  return lengths
+  return feature_config.feature_lengths(config, LONG_FEATURES + GLOBAL_FEATURES + LABEL_FEATURES,
+                                        scalar_names=LABEL_FEATURES)
 
 
 def is_answer_window(f: Dict[str, np.ndarray]) -> bool:

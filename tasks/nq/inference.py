@@ -25,9 +25,6 @@ class Predictor(serving.TaskPredictor):
   output_names = decode.OUTPUT_NAMES
   export_description = "an NQ export (`python -m tasks.nq finetune` writes <output_dir>/export)"
 
-  def _windows(self, examples):
-    return records.prediction_windows(examples, self.tokenizer, self.feature_config)
-
   def predict(self, examples: Sequence[NqExample], batch_size: int = 8,
               log: Callable[[str], None] = logging.info) -> dict:
     """The predictions JSON content: one entry per example, in input order.
@@ -44,7 +41,8 @@ class Predictor(serving.TaskPredictor):
     entries = {}
 
     def windows():
-      for example, token_pos, example_windows in self._windows(examples):
+      for example, token_pos, example_windows in records.prediction_windows(
+          examples, self.tokenizer, self.feature_config):
         waiting[example.example_id] = [example, token_pos, [], len(example_windows)]
         for window in example_windows:
           yield example.example_id, window

@@ -26,11 +26,6 @@ from tasks.nq.data import NqDataError, expand_paths, iter_lines
 MAIN_KEYS = ("long-best-threshold-f1", "short-best-threshold-f1")
 
 
-def _flags_ready() -> None:
-  if not flags.FLAGS.is_parsed():
-    flags.FLAGS.mark_as_parsed()
-
-
 def read_gold(path: str) -> Dict[object, list]:
   """example_id -> the annotators' labels, by the official reader (path: a file or a glob)."""
   gold = {}
@@ -71,7 +66,8 @@ def _check_ids(gold: Dict[object, list], predictions: dict, source: str) -> None
       if not isinstance(entry, dict) or key not in entry:
         raise NqDataError(f"{source}: predictions[{i}]: field '{key}': missing")
   predicted = [e["example_id"] for e in entries]
-  missing = [g for g in gold if g not in set(predicted)]
+  predicted_set = set(predicted)
+  missing = [g for g in gold if g not in predicted_set]
   extra = [p for p in predicted if p not in gold]
   if missing or extra:
     gold_type = type(next(iter(gold))).__name__ if gold else "?"
@@ -84,7 +80,8 @@ def _check_ids(gold: Dict[object, list], predictions: dict, source: str) -> None
 
 def evaluate(gold_path: str, predictions: Union[str, dict]) -> Dict[str, float]:
   """The official metrics of `predictions` (a file path or the JSON content) against gold."""
-  _flags_ready()
+  if not flags.FLAGS.is_parsed():   # the scorer's vote thresholds (module docstring)
+    flags.FLAGS.mark_as_parsed()
   gold = read_gold(gold_path)
   if isinstance(predictions, str):
     source = predictions

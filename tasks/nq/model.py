@@ -17,12 +17,11 @@ import tensorflow as tf
 
 from etc_realformer.autograph import without_autograph
 from tasks.common.task_model import TaskModel
+from tasks.nq.decode import SPAN_OUTPUTS
 from tasks.nq.features import MODEL_FEATURES
 
 NUM_ANSWER_TYPES = 5
-# Head column -> (label feature, output name).
-SPANS = (("sa_start", "short_start_logits"), ("sa_end", "short_end_logits"),
-         ("la_start", "long_start_logits"), ("la_end", "long_end_logits"))
+SPANS = SPAN_OUTPUTS   # head column -> (label feature, output name)
 
 
 def _one_hot_loss(labels, logits):

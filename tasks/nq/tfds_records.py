@@ -57,6 +57,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 CANDIDATE_TAGS = ("P", "Table", "Tr", "Ul", "Ol", "Dl", "Li", "Dd", "Dt")
 _CANDIDATE_NAMES = frozenset(tag.lower() for tag in CANDIDATE_TAGS)
 YES_NO_NAMES = {-1: "NONE", 0: "NO", 1: "YES"}
+_SPAN_KEYS = ("start_token", "end_token", "start_byte", "end_byte")
 
 NOTE_APPROXIMATED = "token bytes approximated"
 NOTE_UNCLOSED = "unclosed candidate element"
@@ -129,9 +130,10 @@ def candidates_from_tokens(tokens: Sequence[str], is_html: Sequence[bool],
 
 def _variants(token: str) -> List[bytes]:
   """The UTF-8 forms a text token may take in html: as written, and html-escaped."""
-  forms = [token, html_lib.escape(token, quote=False), html_lib.escape(token, quote=True),
-           html_lib.escape(token, quote=False).replace("'", "&#39;").replace('"', "&#34;"),
-           html_lib.escape(token, quote=False).replace("'", "&apos;").replace('"', "&quot;")]
+  escaped = html_lib.escape(token, quote=False)
+  forms = [token, escaped, html_lib.escape(token, quote=True),
+           escaped.replace("'", "&#39;").replace('"', "&#34;"),
+           escaped.replace("'", "&apos;").replace('"', "&quot;")]
   out: List[bytes] = []
   for form in forms:
     data = form.encode("utf-8")
@@ -276,7 +278,7 @@ def _rows(annotations: Mapping[str, Any]) -> List[Dict[str, Any]]:
   count = len(ids)
   columns = {"id": ids, "yes_no_answer": _list(_get(annotations, "yes_no_answer"))}
   for part in ("long_answer", "short_answers"):
-    for key in ("start_token", "end_token", "start_byte", "end_byte"):
+    for key in _SPAN_KEYS:
       columns[f"{part}/{key}"] = _list(_get(annotations, f"{part}/{key}"))
   for name, column in columns.items():
     if len(column) != count:
@@ -284,17 +286,15 @@ def _rows(annotations: Mapping[str, Any]) -> List[Dict[str, Any]]:
                             f"{len(column)} values for {count} annotations")
   rows = []
   for j in range(count):
-    shorts = [columns[f"short_answers/{key}"][j]
-              for key in ("start_token", "end_token", "start_byte", "end_byte")]
+    shorts = [columns[f"short_answers/{key}"][j] for key in _SPAN_KEYS]
     if len({len(s) for s in shorts}) != 1:
       raise TfdsRecordError("malformed annotations", f"annotations[{j}]/short_answers",
                             "its offset lists have different lengths")
     rows.append({
         "id": _text(ids[j], f"annotations[{j}]/id"),
-        "long_answer": {key: int(columns[f"long_answer/{key}"][j])
-                        for key in ("start_token", "end_token", "start_byte", "end_byte")},
-        "short_answers": [{"start_token": int(a), "end_token": int(b), "start_byte": int(c),
-                           "end_byte": int(d)} for a, b, c, d in zip(*shorts)],
+        "long_answer": {key: int(columns[f"long_answer/{key}"][j]) for key in _SPAN_KEYS},
+        "short_answers": [{key: int(v) for key, v in zip(_SPAN_KEYS, offsets)}
+                          for offsets in zip(*shorts)],
         "yes_no_answer": int(columns["yes_no_answer"][j]),
     })
   return rows
@@ -367,8 +367,7 @@ def tfds_example_to_nq_record(example: Mapping[str, Any],
   for j, annotation in enumerate(annotations):
     long_answer = dict(annotation["long_answer"])
     if long_answer["start_token"] == -1 and long_answer["end_token"] == -1:
-      long_answer = {"start_token": -1, "end_token": -1, "start_byte": -1, "end_byte": -1,
-                     "candidate_index": -1}
+      long_answer = dict.fromkeys(_SPAN_KEYS + ("candidate_index",), -1)
     else:
       key = (long_answer["start_token"], long_answer["end_token"])
       if key not in by_span:
@@ -426,8 +425,7 @@ def write_nq_jsonl(examples: Iterable[Mapping[str, Any]], output: str, source: s
   from tasks.common.read_report import RecordProblem  # pylint: disable=g-import-not-at-top
   from tasks.nq import data as nq_data  # pylint: disable=g-import-not-at-top
 
-  directory = os.path.dirname(os.path.abspath(output))
-  os.makedirs(directory, exist_ok=True)
+  os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
   temporary = f"{output}.tmp-{os.getpid()}"
   counts: Dict[str, Any] = {"records": 0, "written": 0, "skipped": collections.Counter(),
                             "notes": collections.Counter(), "messages": []}

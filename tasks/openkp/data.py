@@ -54,20 +54,27 @@ class OpenKpPage:
   record: Optional[dict] = dataclasses.field(default=None, repr=False, compare=False)
 
 
-_JSON_NUMBERS = frozenset((int, float))
-
-
 def _number(value) -> bool:
   return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def is_phrase_list(value: Any) -> bool:
+  """Whether `value` is a list of phrases, each a list of words (strings)."""
+  return isinstance(value, list) and all(
+      isinstance(p, list) and all(isinstance(w, str) for w in p) for p in value)
 
 
 def parse_vdom(value: Any, num_words: int, repairs: List[RecordProblem]) -> List[Element]:
   """The VDOM string -> elements sorted by start, non-overlapping, covering words 0..n-1."""
   plain = [0.0] * NUM_VISUAL_FEATURES
   elements, raw = [], None
+
+  def drop(field: str, detail: str) -> None:
+    repairs.append(RecordProblem("bad VDOM element", field, f"{detail}; dropped"))
+
   if not isinstance(value, str):
     repairs.append(RecordProblem("VDOM missing", "VDOM",
-                            "missing or not a string; one plain element used"))
+                                 "missing or not a string; one plain element used"))
   else:
     try:
       raw = json.loads(value)
@@ -84,25 +91,19 @@ def parse_vdom(value: Any, num_words: int, repairs: List[RecordProblem]) -> List
   for i, element in enumerate(raw or []):
     field = f"VDOM[{i}]"
     if not isinstance(element, dict):
-      repairs.append(RecordProblem("bad VDOM element", field, "not an object; dropped"))
+      drop(field, "not an object")
       continue
     start, end, features = (element.get("start_idx"), element.get("end_idx"),
                             element.get("feature"))
     if not (isinstance(start, int) and isinstance(end, int)) or not 0 <= start < end:
-      repairs.append(RecordProblem("bad VDOM element", field + ".start_idx",
-                              f"word range [{start!r}, {end!r}) is not valid; dropped"))
+      drop(field + ".start_idx", f"word range [{start!r}, {end!r}) is not valid")
       continue
     if start >= num_words:
-      repairs.append(RecordProblem("bad VDOM element", field + ".start_idx",
-                              f"starts at word {start} but the text has {num_words}; dropped"))
+      drop(field + ".start_idx", f"starts at word {start} but the text has {num_words}")
       continue
-    # The types JSON gives (a bool, a subclass of int, is no number; `_number` decides the rare
-    # other types).
     if (not isinstance(features, list) or len(features) != NUM_VISUAL_FEATURES
-        or not ({type(x) for x in features} <= _JSON_NUMBERS
-                or all(_number(x) for x in features))):
-      repairs.append(RecordProblem("bad VDOM element", field + ".feature",
-                              f"expected {NUM_VISUAL_FEATURES} numbers; dropped"))
+        or not all(_number(x) for x in features)):   # a bool is no number
+      drop(field + ".feature", f"expected {NUM_VISUAL_FEATURES} numbers")
       continue
     elements.append(Element(start, min(end, num_words), list(map(float, features))))
   elements.sort(key=lambda e: e.start)
@@ -111,9 +112,8 @@ def parse_vdom(value: Any, num_words: int, repairs: List[RecordProblem]) -> List
   for element in elements:
     if cleaned and element.start < cleaned[-1].end:
       if element.end <= cleaned[-1].end:
-        repairs.append(RecordProblem("bad VDOM element", "VDOM",
-                                f"element over words [{element.start}, {element.end}) lies "
-                                "inside an earlier one; dropped"))
+        drop("VDOM", f"element over words [{element.start}, {element.end}) lies inside an "
+             "earlier one")
         continue
       element = Element(cleaned[-1].end, element.end, element.features)
     if cleaned and element.start > cleaned[-1].end:
@@ -170,8 +170,7 @@ def _key_phrases(record, with_labels: bool) -> Optional[List[List[str]]]:
     if with_labels:
       raise RecordProblem("missing field", "KeyPhrases", "missing")
     return None
-  if not isinstance(phrases, list) or not all(
-      isinstance(p, list) and all(isinstance(w, str) for w in p) for p in phrases):
+  if not is_phrase_list(phrases):
     if with_labels:
       raise RecordProblem("malformed KeyPhrases", "KeyPhrases", "expected a list of lists of words")
     return None

@@ -45,6 +45,7 @@ Google's rules, reproduced here (its quirks included):
 Only VDOM mode is implemented (Google's `fixed_block_len` mode is not).
 """
 
+import bisect
 import collections
 import dataclasses
 import json
@@ -53,6 +54,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from tasks.common import feature_config
+from tasks.openkp.data import is_phrase_list
 
 NUM_LABELS = 3                 # Google's converter always writes 3 label slots
 GLOBAL_TOKEN_ID = 1            # every global token, with WordPiece and SentencePiece alike
@@ -66,14 +68,6 @@ VDOM_FIELDS = ("x_coord", "width", "y_coord", "height", "is_block", "is_inline",
 _COORDINATES = ("x_coord", "width", "y_coord", "height")
 _FLAGS = ("is_block", "is_inline", "is_heading", "is_leaf", "is_bold")
 
-DENSE_FEATURES = ("global_x_coords", "global_y_coords", "global_widths", "global_heights",
-                  "global_parent_x_coords", "global_parent_y_coords", "global_parent_widths",
-                  "global_parent_heights")
-INDICATOR_FEATURES = ("global_block_indicator", "global_inline_indicator",
-                      "global_heading_indicator", "global_leaf_indicator",
-                      "global_bold_indicator", "global_parent_heading_indicator",
-                      "global_parent_leaf_indicator", "global_parent_bold_indicator")
-FONT_FEATURES = ("global_font_ids", "global_parent_font_ids")
 # (feature, which element (own or parent), field) of every visual feature, in Google's order.
 _VISUAL = (
     ("global_x_coords", 0, "x_coord"), ("global_y_coords", 0, "y_coord"),
@@ -87,6 +81,9 @@ _VISUAL = (
     ("global_parent_heading_indicator", 1, "is_heading"),
     ("global_parent_leaf_indicator", 1, "is_leaf"),
     ("global_parent_bold_indicator", 1, "is_bold"))
+DENSE_FEATURES = tuple(name for name, _, field in _VISUAL if field in _COORDINATES)
+INDICATOR_FEATURES = tuple(name for name, _, field in _VISUAL if field in _FLAGS)
+FONT_FEATURES = tuple(name for name, _, field in _VISUAL if field == "font_size")
 FLOAT_FEATURES = DENSE_FEATURES
 
 # Every feature Google writes, in its order (OpenKpEtcFeatures), with its length's name:
@@ -170,17 +167,12 @@ class OfficialPage:
 
 def font_id(font_size: int) -> int:
   """Google's font-size bucket: 0 for <= 0, 1..17 for 8..24, then <= 29, 34, 39, 44, 49, more."""
-  for i, cutoff in enumerate(FONT_SIZE_CUTOFFS):
-    if font_size <= cutoff:
-      return i
-  return len(FONT_SIZE_CUTOFFS)
+  return bisect.bisect_left(FONT_SIZE_CUTOFFS, font_size)
 
 
 def _flag(value, field: str) -> bool:
-  if isinstance(value, (int, float)) and value == 0.0:
-    return False
-  if isinstance(value, (int, float)) and value == 1.0:
-    return True
+  if isinstance(value, (int, float)) and value in (0.0, 1.0):
+    return value == 1.0
   raise OfficialConversionError("bad VDOM feature", field, f"expected 0.0 or 1.0, got {value!r}")
 
 
@@ -230,11 +222,9 @@ def parse_page(record: Any) -> OfficialPage:
   for key in ("url", "text", "VDOM"):
     if key not in record:
       raise OfficialConversionError(f"missing {key}", key, "missing")
-  url, text = record["url"], record["text"]
-  if not isinstance(url, str):
-    raise OfficialConversionError("bad url", "url", f"expected a string, got {url!r}")
-  if not isinstance(text, str):
-    raise OfficialConversionError("bad text", "text", f"expected a string, got {text!r}")
+  for key in ("url", "text"):
+    if not isinstance(record[key], str):
+      raise OfficialConversionError(f"bad {key}", key, f"expected a string, got {record[key]!r}")
   if not isinstance(record["VDOM"], str):
     raise OfficialConversionError("bad VDOM", "VDOM", "expected a string holding a JSON list")
   try:
@@ -243,14 +233,12 @@ def parse_page(record: Any) -> OfficialPage:
     raise OfficialConversionError("bad VDOM", "VDOM", f"not JSON: {e.msg}") from None
   if not isinstance(vdom, list):
     raise OfficialConversionError("bad VDOM", "VDOM", "expected a JSON list of elements")
-  phrases = record.get("KeyPhrases")
-  if "KeyPhrases" in record:
-    if not isinstance(phrases, list) or not all(
-        isinstance(p, list) and all(isinstance(w, str) for w in p) for p in phrases):
-      raise OfficialConversionError("bad KeyPhrases", "KeyPhrases",
-                                    "expected a list of lists of words")
-  return OfficialPage(url, text, [_element(e, i) for i, e in enumerate(vdom)],
-                      phrases if "KeyPhrases" in record else None)
+  phrases = record.get("KeyPhrases")   # None when the record has none
+  if "KeyPhrases" in record and not is_phrase_list(phrases):
+    raise OfficialConversionError("bad KeyPhrases", "KeyPhrases",
+                                  "expected a list of lists of words")
+  return OfficialPage(record["url"], record["text"],
+                      [_element(e, i) for i, e in enumerate(vdom)], phrases)
 
 
 class WordTokenizer:
@@ -309,7 +297,7 @@ def _labels(element_texts: List[str], key_phrases: Optional[List[List[str]]]
         lengths.append(key.count(" ") - 1)
         missing.discard(key)
     offset += len(text.split(" "))
-  if key_phrases is not None and not len(missing) < len(keys):
+  if key_phrases is not None and len(missing) == len(keys):   # none found
     raise OfficialConversionError(
         "no key phrase in the input", "KeyPhrases",
         f"none of {sorted(k.strip() for k in keys)} occurs (whole words, inside one VDOM "
@@ -334,9 +322,8 @@ def convert_page(page: OfficialPage, words_tokenizer: WordTokenizer, settings: O
     raise OfficialConversionError("url too long", "url",
                                   f"{len(code_points)} code points, more than "
                                   f"url_max_code_points {settings.url_max_code_points}")
-  tokens, word_idx, vdom_idx, word_mask = [], [], [], 0
-  kept_texts, kept_words = [], []
-  word = 0
+  tokens, word_idx, vdom_idx, num_words = [], [], [], 0
+  kept_words = []
   for e, element in enumerate(page.elements):
     words = element.text.split(" ")
     pieces = words_tokenizer(words)
@@ -345,17 +332,16 @@ def convert_page(page: OfficialPage, words_tokenizer: WordTokenizer, settings: O
       break
     for w, ids in enumerate(pieces):
       tokens.extend(ids)
-      word_idx.extend([word + w] * len(ids))
+      word_idx.extend([num_words + w] * len(ids))
     vdom_idx.extend([e] * count)
-    word += len(words)
-    word_mask += len(words)
-    kept_texts.append(element.text)
+    num_words += len(words)
     kept_words.append(words)
-  num_elements = len(kept_texts)
-  starts, lengths = _labels(kept_texts, page.key_phrases if with_labels else None)
-  if word_mask > long_len:
+  kept = page.elements[:len(kept_words)]
+  starts, lengths = _labels([element.text for element in kept],
+                            page.key_phrases if with_labels else None)
+  if num_words > long_len:
     raise OfficialConversionError("too many words", "VDOM",
-                                  f"{word_mask} words (many without pieces) in the kept "
+                                  f"{num_words} words (many without pieces) in the kept "
                                   f"elements, more than long_max_length {long_len}")
 
   def padded(values, length, pad):
@@ -369,15 +355,14 @@ def convert_page(page: OfficialPage, words_tokenizer: WordTokenizer, settings: O
   f["long_word_idx"] = padded(word_idx, long_len, 0)
   f["long_vdom_idx"] = padded(vdom_idx, long_len, 0)
   f["long_input_mask"] = padded([1] * len(tokens), long_len, 0)
-  f["long_word_input_mask"] = padded([1] * word_mask, long_len, 0)
+  f["long_word_input_mask"] = padded([1] * num_words, long_len, 0)
   # [kp_max_length * long_len]: row k-1 holds the k-gram first occurrences, padded with the
   # padding positions' own indices.
   f["long_word_first_occurrence"] = [
       position for row in _first_occurrences(kept_words, settings.kp_max_length)
       for position in row + list(range(len(row), long_len))]
   f["global_token_ids"] = [GLOBAL_TOKEN_ID] * global_len
-  f["global_input_mask"] = padded([1] * num_elements, global_len, 0)
-  kept = page.elements[:num_elements]
+  f["global_input_mask"] = padded([1] * len(kept), global_len, 0)
   for name, which, field in _VISUAL:
     values = [(element.own, element.parent)[which][field] for element in kept]
     if field == "font_size":

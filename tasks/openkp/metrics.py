@@ -67,10 +67,8 @@ def page_scores(predicted: List[str], reference: List[str]) -> Dict[str, float]:
   for k in KS:
     tp = sum(p in gold for p in predicted[:k])
     precision, recall = tp / k, tp / len(reference)
-    scores[f"P@{k}"] = precision
-    scores[f"R@{k}"] = recall
-    scores[f"F1@{k}"] = (2 * precision * recall / (precision + recall)
-                         if precision + recall else 0.0)
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    scores.update({f"P@{k}": precision, f"R@{k}": recall, f"F1@{k}": f1})
   return scores
 
 

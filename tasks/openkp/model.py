@@ -13,7 +13,9 @@ import tf_keras
 from etc_realformer.config import EtcConfig
 from etc_realformer.autograph import without_autograph
 from etc_realformer.layers.scopes import build_in_scope
+from etc_realformer.ops.activations import activation
 from tasks.common.task_model import NEG, TaskModel
+from tasks.openkp.features import FONT_ID_VOCAB_SIZE
 
 # (feature, clip range) of the eight dense visual features, as Google's run_finetuning.py flag
 # defaults (x_coords_min/max, ...); the parent's features use the element's range.
@@ -26,13 +28,9 @@ DENSE_RANGES = (
 # first the most significant bit; the other indicators are dense inputs, in this order.
 CROSSED_INDICATORS = ("global_block_indicator", "global_heading_indicator", "global_bold_indicator")
 DENSE_INDICATORS = ("global_inline_indicator", "global_leaf_indicator",
-                             "global_parent_heading_indicator", "global_parent_leaf_indicator",
-                             "global_parent_bold_indicator")
-FONT_ID_VOCAB_SIZE = 24
-
-
-def _gelu(x):
-  return tf.nn.gelu(x, approximate=True)   # the tanh form, as official ETC
+                    "global_parent_heading_indicator", "global_parent_leaf_indicator",
+                    "global_parent_bold_indicator")
+_gelu = activation("gelu")   # the tanh form, as official ETC
 
 
 def example_breakpoints(mask: tf.Tensor) -> tf.Tensor:
@@ -83,10 +81,10 @@ class OpenKpModel(TaskModel):
     self.cross_embedding = embedding(2 ** len(CROSSED_INDICATORS), "indicator_cross_emb_lookup")
     self.font_embedding = embedding(FONT_ID_VOCAB_SIZE, "font_id_emb_lookup")
     self.parent_font_embedding = embedding(FONT_ID_VOCAB_SIZE, "parent_font_id_emb_lookup")
-    self.dense_projection = tf_keras.layers.Dense(
-        hidden, activation=_gelu, kernel_initializer=init(), name="dense_feature_projection")
-    self.dense_layer2 = tf_keras.layers.Dense(
-        hidden, activation=_gelu, kernel_initializer=init(), name="dense_feature_layer2")
+    dense = lambda name: tf_keras.layers.Dense(
+        hidden, activation=_gelu, kernel_initializer=init(), name=name)
+    self.dense_projection = dense("dense_feature_projection")
+    self.dense_layer2 = dense("dense_feature_layer2")
     self.word_norm = tf_keras.layers.LayerNormalization(epsilon=1e-12, name="word_emb_layer_norm")
     self.convolutions, self.norms, self.scorers = [], [], []
     for n in range(1, max_phrase_words + 1):
@@ -102,12 +100,10 @@ class OpenKpModel(TaskModel):
     hidden = self.etc_config.hidden_size
     for layer in (self.cross_embedding, self.font_embedding, self.parent_font_embedding):
       build_in_scope(layer, [None, None])
-    build_in_scope(self.dense_projection,
-                   [None, len(DENSE_RANGES) + len(DENSE_INDICATORS)])
-    for layer in [self.dense_layer2, self.word_norm] + self.norms + self.scorers:
+    build_in_scope(self.dense_projection, [None, len(DENSE_RANGES) + len(DENSE_INDICATORS)])
+    for layer in ([self.dense_layer2, self.word_norm] + self.norms + self.scorers
+                  + self.convolutions):
       build_in_scope(layer, [None, None, hidden])   # [B, G or W, H] inputs
-    for conv in self.convolutions:
-      build_in_scope(conv, [None, None, hidden])
     super().build(input_shape)
 
   def visual_embeddings(self, features) -> tf.Tensor:

@@ -61,8 +61,7 @@ class OpenKpTask(Task):
                                            self.float_shapes(feature_config))
 
   def export_inputs(self, feature_config):
-    lengths = self.feature_lengths(feature_config)
-    inputs = {name: lengths[name] for name in features.MODEL_INT_FEATURES}
+    inputs = super().export_inputs(feature_config)   # the int features
     for name, shape in self.float_shapes(feature_config).items():
       inputs[name] = tf.TensorSpec([None, *shape], tf.float32)
     return inputs

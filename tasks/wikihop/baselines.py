@@ -53,9 +53,5 @@ def mention_counts(example: WikiHopExample) -> Dict[str, int]:
 
 def most_mentioned(examples: Sequence[WikiHopExample]) -> Dict[str, str]:
   """{id: the most mentioned candidate} (ties: the earlier candidate; "" without candidates)."""
-  out = {}
-  for example in examples:
-    counts = mention_counts(example)
-    out[example.example_id] = max(example.candidates, key=lambda c: counts[c],
-                                  default="") if example.candidates else ""
-  return out
+  return {e.example_id: max(e.candidates, key=mention_counts(e).get, default="")
+          for e in examples}

@@ -19,12 +19,10 @@ Every message reads "<file>: item <index> (id <id>): field '<name>': <what is wr
 """
 
 import dataclasses
-from typing import Any, Iterator, List, Optional, Tuple
+from typing import Any, List, Optional
 
-from tasks.common import input_parts
-from tasks.common import json_files
-from tasks.common.read_report import (ReadReport, RecordProblem, iter_records, object_with_id,
-                                       read_array, tolerate)
+from tasks.common.read_report import (ArrayReader, RecordProblem, object_with_id, text_field,
+                                      tolerate, typed_field)
 
 
 class WikiHopDataError(ValueError):
@@ -54,45 +52,23 @@ class WikiHopExample:
     return self.candidates.index(self.answer) if self.answer in self.candidates else -1
 
 
-def load_items(path: str) -> List[Any]:
-  """The items of a WikiHop file; FileNotFoundError / WikiHopDataError name the file."""
-  return json_files.load_json_array(path, "WikiHop", "items", WikiHopDataError)
-
-
-def iter_items(path: str) -> Iterator[Any]:
-  """The items of a WikiHop file one at a time (never the whole file in memory)."""
-  return json_files.iter_json_array(path, "WikiHop", "items", WikiHopDataError)
-
-
 def _string_list(item, field: str, with_labels: bool, repairs: List[RecordProblem]) -> List[str]:
-  value = item.get(field)
-  if value is None:
-    raise RecordProblem("missing field", field, "missing")
-  if not isinstance(value, list):
-    raise RecordProblem(f"malformed {field}", field,
-                   f"expected a list of strings, got {type(value).__name__}")
   kept = []
-  for i, entry in enumerate(value):
+  for i, entry in enumerate(typed_field(item, field, list, "a list of strings")):
     if isinstance(entry, str):
       kept.append(entry)
-      continue
-    problem = RecordProblem(f"non-string {field} entry", f"{field}[{i}]",
-                       f"expected a string, got {type(entry).__name__}")
-    if with_labels:
-      raise problem
-    problem.detail += "; dropped"
-    repairs.append(problem)
+    else:
+      tolerate(RecordProblem(f"non-string {field} entry", f"{field}[{i}]",
+                             f"expected a string, got {type(entry).__name__}"),
+               with_labels, repairs, "dropped")
   return kept
 
 
 def parse_item(item: Any, with_labels: bool, repairs: List[RecordProblem]) -> WikiHopExample:
   """One JSON item -> WikiHopExample; raises RecordProblem (skip) or appends to `repairs`."""
   example_id = object_with_id(item, "item", "id")
-  query = item.get("query")
-  if not isinstance(query, str) or not query.strip():
-    tolerate(RecordProblem("missing field", "query", "missing, empty or not a string"),
-             with_labels, repairs, "predicted from the documents alone")
-    query = ""
+  query = text_field(item, "query", "missing field", with_labels, repairs,
+                     "predicted from the documents alone")
   try:
     raw_candidates = _string_list(item, "candidates", with_labels, repairs)
     if not raw_candidates:
@@ -100,10 +76,7 @@ def parse_item(item: Any, with_labels: bool, repairs: List[RecordProblem]) -> Wi
   except RecordProblem as problem:
     tolerate(problem, with_labels, repairs, "an empty answer will be predicted")
     raw_candidates = []
-  candidates = []
-  for candidate in raw_candidates:
-    if normalize(candidate) and normalize(candidate) not in candidates:
-      candidates.append(normalize(candidate))
+  candidates = list(dict.fromkeys(c for c in map(normalize, raw_candidates) if c))
   try:
     supports = _string_list(item, "supports", with_labels, repairs)
   except RecordProblem as problem:
@@ -127,18 +100,8 @@ def parse_item(item: Any, with_labels: bool, repairs: List[RecordProblem]) -> Wi
   return example
 
 
-def read_examples(path: str, with_labels: bool) -> Tuple[List[WikiHopExample], ReadReport]:
-  """Reads and checks a WikiHop file; see the module docstring for the two modes."""
-  return read_array(path, load_items(path),
-                    lambda item, repairs: parse_item(item, with_labels, repairs),
-                    "id", "item", lambda example: example.example_id, WikiHopDataError)
-
-
-def iter_training_examples(path: str, report: ReadReport,
-                           part: input_parts.Part = input_parts.WHOLE
-                           ) -> Iterator[WikiHopExample]:
-  """The labelled examples of one part of a training file (items keyed by `id`), streamed one
-  item at a time and counted in `report` as `read_examples(path, True)` counts them."""
-  return iter_records(part.select(iter_items(path), "id"), report,
-                      lambda item, repairs: parse_item(item, True, repairs),
-                      "id", "item", lambda example: example.example_id)
+READER = ArrayReader("WikiHop", "item", "id", parse_item, lambda example: example.example_id,
+                     WikiHopDataError)
+iter_items = READER.iter   # the items of a file one at a time (never the whole file in memory)
+# read_examples(path, with_labels): (examples, report), the two modes of the module docstring.
+read_examples, iter_training_examples = READER.read_examples, READER.iter_training_examples

@@ -6,13 +6,13 @@ C candidates, in the item's order, duplicates kept) are compared; the first high
 candidates (Google's converter fails on it) predicts "".
 """
 
-from typing import Dict, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from tasks.wikihop.features import OfficialExample
 
-OUTPUT_NAMES = ("candidate_logits",)
+OUTPUT_NAMES = ("candidate_logits",)   # Google's export calls it "logits"
 
 
 def choose(example: OfficialExample, logits: Sequence[float]) -> str:
@@ -25,8 +25,3 @@ def choose(example: OfficialExample, logits: Sequence[float]) -> str:
                      f"{len(example.candidates)} candidates")
   best = int(np.argmax(logits[:len(example.candidates)]))
   return example.candidates[best].lower().strip()
-
-
-def complete(examples: Sequence, chosen: Dict[str, str]) -> Dict[str, str]:
-  """{id: candidate} for every example in input order ("" where nothing was chosen)."""
-  return {e.example_id: chosen.get(e.example_id, "") for e in examples}

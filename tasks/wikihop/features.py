@@ -49,7 +49,8 @@ names the item instead.
 
 import dataclasses
 import heapq
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+import itertools
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -86,6 +87,14 @@ class WikiHopFeatureConfig(feature_config.FeatureConfig):
                         "Google's features)"
                   for name in ("max_query_pieces", "max_candidate_pieces",
                                "mark_subject_matches")}
+
+
+def feature_lengths(config) -> Dict[str, int]:
+  """The int64 features the model reads: {name: length}; is_real_example is one per example."""
+  lengths = {name: config.long_seq_len for name in LONG_FEATURES}
+  lengths.update({name: config.global_seq_len for name in GLOBAL_FEATURES})
+  lengths["is_real_example"] = 0
+  return lengths
 
 
 class DoesNotFit(ValueError):
@@ -180,7 +189,7 @@ def convert(example: OfficialExample, tokenize: Callable[[List[str]], List[List[
   pieces = tokenize(example.candidates + [example.query] + flat)
   cand_ids = pieces[:len(example.candidates)]
   query_ids = pieces[len(example.candidates)]
-  sentence_ids_flat = pieces[len(example.candidates) + 1:]
+  sentence_pieces = iter(pieces[len(example.candidates) + 1:])
   for i, ids in enumerate(cand_ids):
     if not ids:
       raise ValueError(f"{where}: field 'candidates[{i}]': {example.candidates[i]!r} has no "
@@ -190,16 +199,12 @@ def convert(example: OfficialExample, tokenize: Callable[[List[str]], List[List[
     raise DoesNotFit(f"{where}: {len(example.candidates)} candidates and the query take "
                      f"{long_seq_len - room} long tokens, more than long_seq_len "
                      f"{long_seq_len} (Google's converter never ends on this item)")
-  doc_pieces, cursor = [], 0
-  for doc in sentences:
-    doc_pieces.append(sentence_ids_flat[cursor:cursor + len(doc)])
-    cursor += len(doc)
+  doc_pieces = [list(itertools.islice(sentence_pieces, len(doc))) for doc in sentences]
   keep = truncate_documents([[len(p) for p in doc] for doc in doc_pieces],
                             max_num_sentences, room)
   if info is not None:
     info.update(sentences=len(flat), kept_sentences=sum(keep))
-  num_global = (len(example.candidates) + len(query_ids) +
-                sum(1 + k for k in keep))
+  num_global = len(example.candidates) + len(query_ids) + len(keep) + sum(keep)
   if num_global > global_seq_len:
     raise DoesNotFit(f"{where}: {num_global} global tokens ({len(example.candidates)} "
                      f"candidates, {len(query_ids)} query pieces, {len(keep)} documents, "
@@ -207,7 +212,7 @@ def convert(example: OfficialExample, tokenize: Callable[[List[str]], List[List[
 
   long: Dict[str, List[int]] = {name: [] for name in LONG_FEATURES[:-1]}
   glob: Dict[str, List[int]] = {name: [] for name in GLOBAL_FEATURES}
-  spans: List[List[Tuple[int, int]]] = [[] for _ in example.candidates]  # [C][k] (first, last)
+  linked = np.full([long_seq_len], -1, np.int64)   # [L]; later candidates overwrite earlier
 
   def add_long(ids, type_id, sentence, paragraph):
     for piece in ids:
@@ -224,18 +229,16 @@ def convert(example: OfficialExample, tokenize: Callable[[List[str]], List[List[
     return len(glob["global_token_ids"]) - 1
 
   def close_segment():     # Google sets the last entry, whichever token it is
-    for name, values in (("long_paragraph_breakpoints", long), ("global_paragraph_breakpoints",
-                                                                  glob)):
-      if values[name]:
-        values[name][-1] = 1
+    for breakpoints in (long["long_paragraph_breakpoints"], glob["global_paragraph_breakpoints"]):
+      if breakpoints:
+        breakpoints[-1] = 1
 
   for c, ids in enumerate(cand_ids):
     token = add_global(CANDIDATE_GLOBAL_TOKEN_ID, CANDIDATE_GLOBAL_TYPE_ID)
-    glob["global_paragraph_breakpoints"][-1] = 1
     start = len(long["long_token_ids"])
-    spans[c].append((start, start + len(ids) - 1))
+    linked[start:start + len(ids)] = c
     add_long(ids, CANDIDATE_TYPE_ID, token, -1)
-    long["long_paragraph_breakpoints"][-1] = 1
+    close_segment()
   for piece in query_ids:
     add_long([piece], QUESTION_TYPE_ID, add_global(QUESTION_GLOBAL_TOKEN_ID,
                                                    QUESTION_GLOBAL_TYPE_ID), -1)
@@ -246,17 +249,12 @@ def convert(example: OfficialExample, tokenize: Callable[[List[str]], List[List[
       offset, lowered = len(long["long_token_ids"]), text.lower()
       for c, candidate in enumerate(example.candidates):
         if candidate and candidate in lowered:
-          spans[c].extend((offset + i, offset + i + len(cand_ids[c]) - 1)
-                          for i in _runs(ids, cand_ids[c]))
-      sentence = len(glob["global_token_ids"])
+          for i in _runs(ids, cand_ids[c]):
+            linked[offset + i:offset + i + len(cand_ids[c])] = c
+      sentence = add_global(SENTENCE_GLOBAL_TOKEN_ID, SENTENCE_GLOBAL_TYPE_ID)
       add_long(ids, SENTENCE_TYPE_ID, sentence, paragraph)
-      add_global(SENTENCE_GLOBAL_TOKEN_ID, SENTENCE_GLOBAL_TYPE_ID)
     close_segment()
 
-  linked = np.full([long_seq_len], -1, np.int64)                  # [L]
-  for c, candidate_spans in enumerate(spans):
-    for first, last in candidate_spans:
-      linked[first:last + 1] = c
   pads = {"long_token_ids": 0, "long_token_type_ids": 0, "long_sentence_ids": -1,
           "long_paragraph_ids": -1, "long_paragraph_breakpoints": 0}
   features: Dict[str, Any] = {}

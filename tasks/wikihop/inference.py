@@ -40,4 +40,4 @@ class Predictor(serving.TaskPredictor):
     if too_long:
       log(f"{len(too_long)} example(s) do not fit the lengths and predict \"\" (Google's "
           f"converter fails on them), e.g. {too_long[0]}")
-    return decode.complete(examples, chosen)
+    return {e.example_id: chosen.get(e.example_id, "") for e in examples}

@@ -20,9 +20,9 @@ attend to other padding tokens); real tokens never see padding, so their outputs
 
 Head (run_wikihop_lib.process_model_output): with add_final_layer (Google's flag; true in the
 etc configs) a post-LN residual block (Dense intermediate_size + hidden_act, Dense hidden_size,
-dropout, LayerNorm of the sum) on the global output, then one logit per global token; tokens whose global_token_type_ids is not 6
-(candidate) get -10000. loss = mean cross-entropy against label_id over real examples
-(is_real_example), accuracy likewise.
+dropout, LayerNorm of the sum) on the global output, then one logit per global token; tokens
+whose global_token_type_ids is not 6 (candidate) get -10000. loss = mean cross-entropy against
+label_id over real examples (is_real_example), accuracy likewise.
 """
 
 import tensorflow as tf
@@ -36,9 +36,6 @@ from etc_realformer.ops.activations import activation
 
 from tasks.common.task_model import NEG, TaskModel
 from tasks.wikihop import features as features_lib
-
-# Google's export calls it "logits".
-OUTPUT_NAMES = ("candidate_logits",)
 
 
 def side_inputs(features, local_radius: int, max_distance: int, use_hard_g2l_mask: bool,

@@ -76,8 +76,7 @@ def training_features(examples: Iterable, tokenizer: OffsetTokenizer, config,
       log(f"  converted {i + 1} examples")
 
 
-def prediction_features(examples: Sequence, tokenizer: OffsetTokenizer, config,
-                        skipped: Optional[List[str]] = None
+def prediction_features(examples: Sequence, tokenizer: OffsetTokenizer, config, skipped: List[str]
                         ) -> Iterator[Tuple[features.OfficialExample, Dict[str, object]]]:
   """(example as Google reads it, features) of every example with candidates that fits the lengths;
   the others predict "" (the messages of those that do not fit go to `skipped`)."""
@@ -89,19 +88,9 @@ def prediction_features(examples: Sequence, tokenizer: OffsetTokenizer, config,
     try:
       converted = convert(example, with_labels=False)
     except features.DoesNotFit as e:
-      if skipped is None:
-        raise
       skipped.append(str(e))
       continue
     yield example, converted
-
-
-def feature_lengths(config) -> Dict[str, int]:
-  """The int64 features the model reads: {name: length}; is_real_example is one per example."""
-  lengths = {name: config.long_seq_len for name in features.LONG_FEATURES}
-  lengths.update({name: config.global_seq_len for name in features.GLOBAL_FEATURES})
-  lengths["is_real_example"] = 0
-  return lengths
 
 
 def parse_fn(config) -> Callable:
@@ -109,7 +98,7 @@ def parse_fn(config) -> Callable:
   is_real_example [batch] int32, label_id [batch] float32); the text features are not read."""
   spec = {name: tf.io.FixedLenFeature([length] if length else [], tf.int64,
                                       default_value=1 if name == "is_real_example" else None)
-          for name, length in feature_lengths(config).items()}
+          for name, length in features.feature_lengths(config).items()}
   spec["label_id"] = tf.io.FixedLenFeature([], tf.float32)
 
   def parse(serialized):

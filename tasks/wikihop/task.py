@@ -34,9 +34,6 @@ class WikiHopTask(Task):
     return records.training_features(examples, tokenizer, feature_config, counts, log=log,
                                      source=report.path, report=report)
 
-  def feature_lengths(self, feature_config):
-    return records.feature_lengths(feature_config)
-
   def parse_fn(self, feature_config):
     return records.parse_fn(feature_config)
 
