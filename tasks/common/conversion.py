@@ -43,9 +43,7 @@ import numpy as np
 
 from etc_realformer.data import sharded_conversion
 from etc_realformer.data import tfrecords
-from etc_realformer.data.sharded_conversion import (  # pylint: disable=unused-import
-    DONE_SUFFIX, PROGRESS_SECONDS, ShardJob, ShardRun, convert_shard, digest, read_done,
-    run_jobs)
+from etc_realformer.data.sharded_conversion import ShardRun
 from tasks.common.input_parts import Part
 from tasks.common.read_report import MAX_MESSAGES, ReadReport
 
@@ -85,9 +83,6 @@ def convert_once(directory: str, prefix: str, stamp: dict, produce: Produce, sou
   if reused:
     log(f"{directory}: reusing {info['written']} converted record(s)")
   return info
-
-
-_reusable = sharded_conversion.reusable   # the manifest when it has this fingerprint and shards
 
 
 @dataclasses.dataclass(frozen=True)

@@ -5,9 +5,7 @@
 the trivial baselines). Each step is timed; the summary goes to <output_dir>/demo_summary.json.
 """
 
-import contextlib
 import os
-import time
 from typing import Any, Callable, Dict, Sequence
 
 from absl import logging
@@ -15,13 +13,7 @@ from absl import logging
 from etc_realformer.io_utils import atomic_write_json
 from etc_realformer.training import determinism
 from etc_realformer.training import run_config as run_config_lib
-
-
-@contextlib.contextmanager
-def timed(timings: Dict[str, float], name: str):
-  start = time.perf_counter()
-  yield
-  timings[name] = time.perf_counter() - start
+from tasks.common.finetuning import timed
 
 
 def run_task_demo(task, make_data: Callable[[str], Dict[str, str]], config_path: str,
@@ -65,9 +57,8 @@ def run_task_demo(task, make_data: Callable[[str], Dict[str, str]], config_path:
   logging.info("step 3/4: predicting %s with the exported model", ", ".join(["dev"] + extra))
   predictions = {}
   for split in ["dev"] + extra:
-    predictions[split] = os.path.join(
-        output_dir, task.prediction_file_name.replace("dev", split, 1) if split != "dev"
-        else task.prediction_file_name)
+    predictions[split] = os.path.join(output_dir,
+                                      task.prediction_file_name.replace("dev", split, 1))
     with timed(timings, "predict" if split == "dev" else f"predict_{split}"):
       task.predict_file(os.path.join(run_dir, "export"), files[split], predictions[split])
 
@@ -76,12 +67,11 @@ def run_task_demo(task, make_data: Callable[[str], Dict[str, str]], config_path:
     summary = dict(task.demo_scores(dev_file, predictions["dev"]))
     summary["splits"] = {split: task.demo_scores(files[split], predictions[split])
                          for split in extra}
-  prediction_file = predictions["dev"]
   settings = {name: finetune[name] for name in task.predictor_class.setting_names
               if name in finetune}
   summary.update(settings, timings_seconds=timings, in_memory_dev_metrics=finetune.get("dev"),
                  train_metrics={k: v for k, v in finetune.items() if k not in ("dev", "timings")},
-                 model=run_config["model"], prediction_file=prediction_file,
+                 model=run_config["model"], prediction_file=predictions["dev"],
                  seed=run_config["train"].get("seed", 0),
                  deterministic=bool(run_config["train"].get("deterministic")),
                  prediction_files=predictions)

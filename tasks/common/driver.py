@@ -20,6 +20,8 @@ from absl import app
 from absl import flags
 from absl import logging
 
+from etc_realformer.data import tokenization
+from etc_realformer.data.span_tokenization import OffsetTokenizer
 from etc_realformer.io_utils import atomic_write_json
 from etc_realformer.training import determinism
 from etc_realformer.training import distribution as distribution_lib
@@ -122,8 +124,6 @@ def evaluate(task) -> Dict:
 
 
 def convert(task) -> Dict:
-  from etc_realformer.data import tokenization  # pylint: disable=g-import-not-at-top
-  from etc_realformer.data.span_tokenization import OffsetTokenizer  # pylint: disable=g-import-not-at-top
   _require("input_file", "output_dir")
   _, feature_config, train = task.parse_sections(_config(task), FLAGS.config or "config")
   vocab_file = FLAGS.vocab_file or train.vocab_file

@@ -8,24 +8,19 @@ from typing import Dict, Iterable
 GLOBAL_MODEL_FEATURES = ("ignore_hard_g2l_mask",)
 
 
-def check_positive_ints(config, names: Iterable[str]) -> None:
-  """ValueError naming the first of `names` that is not a positive integer (a bool is not)."""
-  for name in names:
-    value = getattr(config, name)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-      raise ValueError(f"{name}: must be a positive integer, got {value!r}")
-
-
 def check_int_fields(config) -> None:
-  """check_positive_ints over every int field of a feature-config dataclass, except those in
-  its `zero_allowed` (0 switches them off), which must be 0 or more."""
+  """ValueError naming the first int field of a feature-config dataclass that is not a positive
+  integer (a bool is not), checking those in its `zero_allowed` (0 switches them off) last:
+  they must be 0 or more."""
   allowed = set(getattr(config, "zero_allowed", ()))
-  names = [f.name for f in dataclasses.fields(config) if f.type in (int, "int")]
-  check_positive_ints(config, [name for name in names if name not in allowed])
-  for name in sorted(allowed):
+  names = [f.name for f in dataclasses.fields(config)
+           if f.type in (int, "int") and f.name not in allowed]
+  for name in names + sorted(allowed):
     value = getattr(config, name)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-      raise ValueError(f"{name}: must be 0 or a positive integer, got {value!r}")
+    minimum = 0 if name in allowed else 1
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+      expected = "0 or a positive integer" if minimum == 0 else "a positive integer"
+      raise ValueError(f"{name}: must be {expected}, got {value!r}")
 
 
 def feature_lengths(config, names: Iterable[str], global_names: Iterable[str] = (),

@@ -30,8 +30,8 @@ this package's encoder checkpoint, an official ETC `model.ckpt` prefix, or a BER
 on load; docs/lifting.md).
 """
 
+import contextlib
 import dataclasses
-import hashlib
 import json
 import os
 import socket
@@ -52,9 +52,11 @@ from etc_realformer.dataclass_utils import check_known_keys
 from etc_realformer.io_utils import atomic_write_bytes, atomic_write_json
 from etc_realformer.training.distribution import Distribution
 from etc_realformer.data import pretraining_data
+from etc_realformer.data import sharded_conversion
 from etc_realformer.training import initialization
 from etc_realformer.training.initialization import make_initializer
 from etc_realformer.training.loop import LoopConfig, check_distribution, run_training_loop
+from tasks.common.serving import TOKENIZER_FILE
 
 
 PREPARATION_FILE = "preparation.json"  # the chief's marker (see the module docstring)
@@ -139,8 +141,7 @@ def preparation_stamp(train_files: Sequence[str], vocab_source_file: str,
           "features": dataclasses.asdict(feature_config), "num_shards": num_shards}
 
 
-def stamp_digest(stamp: Dict[str, Any]) -> str:
-  return hashlib.sha256(json.dumps(stamp, sort_keys=True).encode("utf-8")).hexdigest()[:16]
+stamp_digest = sharded_conversion.digest   # a fingerprint's short hash (as in done files)
 
 
 def read_marker(path: str) -> Optional[Dict[str, Any]]:
@@ -423,6 +424,14 @@ class Trained:
   timings: Dict[str, float]
 
 
+@contextlib.contextmanager
+def timed(timings: Dict[str, float], name: str):
+  """Puts the seconds the block took in timings[name] (not when it raises)."""
+  start = time.perf_counter()
+  yield
+  timings[name] = time.perf_counter() - start
+
+
 def keep_precision_policy(fn: Callable[[], Any]) -> Any:
   """Runs fn and restores the global mixed-precision policy (a config may change it)."""
   previous_policy = tf_keras.mixed_precision.global_policy()
@@ -432,54 +441,50 @@ def keep_precision_policy(fn: Callable[[], Any]) -> Any:
     tf_keras.mixed_precision.set_global_policy(previous_policy)
 
 
-def train_task_model(model_config: EtcConfig, feature_config, train: LoopConfig, task: TaskData,
-                     build_model: Callable[[], Any], output_dir: str, distribution: Distribution,
-                     verbose: int = 1, extra_callbacks=()) -> Trained:
+def train_task_model(model_config: EtcConfig, feature_config, train: TaskTrainConfig,
+                     task: TaskData, build_model: Callable[[], Any], output_dir: str,
+                     distribution: Distribution, verbose: int = 1, extra_callbacks=()) -> Trained:
   """Vocab, conversion, run_config.json and the resumable model.fit of a fine-tuning run.
 
-  `train` is the task's LoopConfig subclass (with train_file, init_checkpoint). With several
-  workers only the chief prepares the vocabulary and the records (`prepare_as_chief`); the
-  others take them when it is done (`prepare_as_worker`, see the module docstring).
+  `train` is the task's `train:` section. With several workers only the chief prepares the
+  vocabulary and the records (`prepare_as_chief`); the others take them when it is done
+  (`prepare_as_worker`, see the module docstring).
   """
   check_distribution(train, distribution)
-  if not train.train_file and not getattr(train, "train_records", ""):
+  if not train.train_file and not train.train_records:
     raise ValueError("train_file: no training file given (or train_records: TFRecords to "
                      "train on)")
   timings = {}
   os.makedirs(output_dir, exist_ok=True)
   record_dir = os.path.join(output_dir, "train_records")
-  split_punctuation = bool(getattr(train, "split_punctuation", False))
+  split_punctuation = bool(train.split_punctuation)
 
   def prepare(reuse_only: bool):
     """Vocabulary, tokenizer and conversion; only reading what is there when reuse_only."""
-    t0 = time.perf_counter()
-    vocab_file = task.prepare_vocab(reuse_only=reuse_only)
-    tokenizer = OffsetTokenizer(tokenization.tokenizer_for_vocab(
-        vocab_file, split_punctuation=split_punctuation))
-    if not reuse_only:
-      atomic_write_json(os.path.join(output_dir, "tokenizer.json"),  # exported with the vocab
-                        {"split_punctuation": split_punctuation})
-    if tokenizer.tokenizer.vocab_size > model_config.vocab_size:
-      raise ValueError(f"{vocab_file}: {tokenizer.tokenizer.vocab_size} pieces but the model's "
-                       f"vocab_size is {model_config.vocab_size}")
-    timings["vocab_seconds"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    info = task.convert(tokenizer, vocab_file, record_dir, reuse_only=reuse_only)
-    timings["convert_seconds"] = time.perf_counter() - t0
+    with timed(timings, "vocab_seconds"):
+      vocab_file = task.prepare_vocab(reuse_only=reuse_only)
+      tokenizer = OffsetTokenizer(tokenization.tokenizer_for_vocab(
+          vocab_file, split_punctuation=split_punctuation))
+      if not reuse_only:
+        atomic_write_json(os.path.join(output_dir, TOKENIZER_FILE),  # exported with the vocab
+                          {"split_punctuation": split_punctuation})
+      if tokenizer.tokenizer.vocab_size > model_config.vocab_size:
+        raise ValueError(f"{vocab_file}: {tokenizer.tokenizer.vocab_size} pieces but the "
+                         f"model's vocab_size is {model_config.vocab_size}")
+    with timed(timings, "convert_seconds"):
+      info = task.convert(tokenizer, vocab_file, record_dir, reuse_only=reuse_only)
     return vocab_file, tokenizer, info
 
-  t0 = time.perf_counter()
-  token = launch_token(distribution)
-  marker = os.path.join(output_dir, PREPARATION_FILE)
-  if distribution.is_chief:
-    vocab_file, tokenizer, conversion = prepare_as_chief(
-        marker, token, task.stamp, lambda: prepare(reuse_only=False))
-  else:
-    vocab_file, tokenizer, conversion = prepare_as_worker(
-        marker, token, task.stamp, lambda: prepare(reuse_only=True),
-        distribution.worker_index, getattr(train, "conversion_wait_seconds", 6 * 3600.0),
-        task.name)
-  timings["prepare_seconds"] = time.perf_counter() - t0
+  with timed(timings, "prepare_seconds"):
+    token = launch_token(distribution)
+    marker = os.path.join(output_dir, PREPARATION_FILE)
+    if distribution.is_chief:
+      vocab_file, tokenizer, conversion = prepare_as_chief(
+          marker, token, task.stamp, lambda: prepare(reuse_only=False))
+    else:
+      vocab_file, tokenizer, conversion = prepare_as_worker(
+          marker, token, task.stamp, lambda: prepare(reuse_only=True),
+          distribution.worker_index, train.conversion_wait_seconds, task.name)
   files = conversion.get("files") or task.record_files(record_dir)
   global_batch = train.global_batch_size(distribution)
   if distribution.is_chief:
@@ -488,20 +493,18 @@ def train_task_model(model_config: EtcConfig, feature_config, train: LoopConfig,
         "train": dataclasses.asdict(train), "distribution": distribution.kind,
         "num_workers": distribution.num_workers, "global_batch_size": global_batch})
 
-  sharding = getattr(train, "input_sharding", "slice")
-  if sharding == "shards":
+  if train.input_sharding == "shards":
     tfrecords.worker_files(files, distribution.num_workers, distribution.worker_index)  # checks
 
   def make(num_slices, slice_index, start_step):
     return tfrecords.make_dataset(files, None, global_batch, num_slices, slice_index,
                                   shuffle_buffer=train.shuffle_buffer, seed=train.seed,
                                   skip_batches=start_step, parse_fn=task.parse_fn,
-                                  sharding=sharding)
+                                  sharding=train.input_sharding)
 
-  t0 = time.perf_counter()
-  model, metrics = run_training_loop(
-      build_model, make, train, output_dir, distribution, verbose=verbose,
-      extra_callbacks=extra_callbacks, tokens_per_step=global_batch * task.long_seq_len,
-      initialize=make_initializer(train.init_checkpoint, model_config))
-  timings["train_seconds"] = time.perf_counter() - t0
+  with timed(timings, "train_seconds"):
+    model, metrics = run_training_loop(
+        build_model, make, train, output_dir, distribution, verbose=verbose,
+        extra_callbacks=extra_callbacks, tokens_per_step=global_batch * task.long_seq_len,
+        initialize=make_initializer(train.init_checkpoint, model_config))
   return Trained(model, metrics, tokenizer, vocab_file, conversion, timings)

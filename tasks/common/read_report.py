@@ -121,18 +121,6 @@ def tolerate(problem: RecordProblem, with_labels: bool, repairs: List[RecordProb
   repairs.append(problem)
 
 
-def read_array(path: str, records: Sequence[Any], parse: Callable[[Any, List[RecordProblem]], Any],
-               key: str, unit: str, example_id: Callable[[Any], str],
-               error: Callable[[str], Exception]) -> Tuple[list, "ReadReport"]:
-  """(examples, report) of the records of a JSON array (see collect_records); `error(message)`
-  is raised, naming the file, when no record is usable."""
-  report = ReadReport(path=path)
-  examples = collect_records(records, report, parse, key, unit, example_id)
-  if not examples:
-    raise error(f"{path}: no usable {unit}.\n{report.summary()}")
-  return examples, report
-
-
 def collect_records(records: Sequence[Any], report: ReadReport,
                     parse: Callable[[Any, List[RecordProblem]], Any], key: str, unit: str,
                     example_id: Callable[[Any], str]) -> list:
@@ -162,11 +150,12 @@ def iter_records(records: Iterable[Tuple[int, Any]], report: ReadReport,
     except RecordProblem as problem:
       report.skip(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
       continue
-    if example_id(example) in seen:
+    taken_id = example_id(example)
+    if taken_id in seen:
       report.skip(f"duplicate {key}", f"{where}: field '{key}': seen before; {unit} skipped")
       continue
-    seen.add(example_id(example))
-    report.note_id(example_id(example))
+    seen.add(taken_id)
+    report.note_id(taken_id)
     for problem in repairs:
       report.repair(problem.reason, f"{where}: field '{problem.field}': {problem.detail}")
     report.examples += 1
@@ -199,9 +188,13 @@ class ArrayReader:
 
   def read_examples(self, path: str, with_labels: bool) -> Tuple[list, ReadReport]:
     """(examples, report) of a whole file; `error` when no record is usable."""
-    return read_array(path, self.load(path),
-                      lambda record, repairs: self.parse(record, with_labels, repairs),
-                      self.key, self.unit, self.example_id, self.error)
+    report = ReadReport(path=path)
+    examples = collect_records(self.load(path), report,
+                               lambda record, repairs: self.parse(record, with_labels, repairs),
+                               self.key, self.unit, self.example_id)
+    if not examples:
+      raise self.error(f"{path}: no usable {self.unit}.\n{report.summary()}")
+    return examples, report
 
   def iter_training_examples(self, path: str, report: ReadReport,
                              part: input_parts.Part = input_parts.WHOLE) -> Iterator[Any]:

@@ -20,9 +20,7 @@ import abc
 import collections
 import dataclasses
 import importlib
-import json
 import os
-import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from absl import logging
@@ -30,6 +28,7 @@ import tensorflow as tf
 import tf_keras
 
 from etc_realformer.config import EtcConfig
+from etc_realformer.data import sharded_conversion
 from etc_realformer.data import tfrecords
 from etc_realformer.data import tokenization
 from etc_realformer.data.span_tokenization import OffsetTokenizer
@@ -61,18 +60,20 @@ DATA_STYLES = ("benchmark", "short")
 TRAIN_FAMILY_CHOICES = ("default", "all")   # demo --train_families
 
 
-def _check_data_style(data_style: str) -> None:
-  if data_style == "demo":
-    raise ValueError("data_style 'demo' named the short generator, which is gone: the short data "
-                     "is now the preset 'short' of the one generator (the default is "
-                     "'benchmark')")
-  if data_style not in DATA_STYLES:
-    raise ValueError(f"data_style {data_style!r}: expected one of {', '.join(DATA_STYLES)}")
+def _check_choice(name: str, value: str, choices: Sequence[str]) -> None:
+  if value not in choices:
+    raise ValueError(f"{name} {value!r}: expected one of {', '.join(choices)}")
 
 
 def demo_splits(summary: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
   """{split: its demo_scores} of a demo summary: "dev" first, then the other evaluated splits."""
   return {"dev": summary, **summary.get("splits", {})}
+
+
+def _baselines_by_name(scores: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+  """{name: metrics} of a split's baselines (`demo_scores` keeps a single one unnamed)."""
+  baselines, names = scores["baseline_metrics"], scores["baseline_names"]
+  return {names[0]: baselines} if len(names) == 1 else {name: baselines[name] for name in names}
 
 
 class Task(abc.ABC):
@@ -220,10 +221,12 @@ class Task(abc.ABC):
 
     The generators live in the `synthetic_data` package of a source checkout (not installed).
     """
-    _check_data_style(data_style)
-    if train_families not in TRAIN_FAMILY_CHOICES:
-      raise ValueError(f"train_families {train_families!r}: expected one of "
-                       f"{', '.join(TRAIN_FAMILY_CHOICES)}")
+    if data_style == "demo":
+      raise ValueError("data_style 'demo' named the short generator, which is gone: the short "
+                       "data is now the preset 'short' of the one generator (the default is "
+                       "'benchmark')")
+    _check_choice("data_style", data_style, DATA_STYLES)
+    _check_choice("train_families", train_families, TRAIN_FAMILY_CHOICES)
     generator = importlib.import_module(f"synthetic_data.{self.name}")
     extra = {"train_families": generator.FAMILIES} if train_families == "all" else {}
     return dict(generator.ensure_demo_data(directory, num_train, num_dev, seed,
@@ -247,22 +250,18 @@ class Task(abc.ABC):
     for split, scores in demo_splits(summary).items():
       lines += [f"\n{self.title} demo, {SPLIT_TITLES.get(split, split)}: fine-tuned model",
                 self.format_metrics(scores["dev_metrics"])]
-      baselines, names = scores["baseline_metrics"], scores["baseline_names"]
-      for name in names:
-        lines += [f"\nbaseline: {name.replace('_', ' ')}",
-                  self.format_metrics(baselines if len(names) == 1 else baselines[name])]
+      for name, metrics in _baselines_by_name(scores).items():
+        lines += [f"\nbaseline: {name.replace('_', ' ')}", self.format_metrics(metrics)]
     return "\n".join(lines)
 
   def demo_headline(self, summary: Dict[str, Any]) -> Dict[str, Any]:
     """The demo's last line: `headline_keys` of the model and the baselines, per split."""
     headline = {}
     for split, scores in demo_splits(summary).items():
-      baselines, names = scores["baseline_metrics"], scores["baseline_names"]
-      by_name = {names[0]: baselines} if len(names) == 1 else baselines
       headline[split] = {
           "model": {key: scores["dev_metrics"][key] for key in self.headline_keys},
           **{f"baseline: {name}": {key: value[key] for key in self.headline_keys}
-             for name, value in by_name.items()}}
+             for name, value in _baselines_by_name(scores).items()}}
     return headline
 
   def input_files(self, path: str) -> List[str]:
@@ -412,18 +411,20 @@ class Task(abc.ABC):
     if train.train_records and not vocab_source:
       raise ValueError("train.train_records: give train.vocab_file (the vocabulary the records "
                        "were written with) or an init_checkpoint that has one")
+
+    def convert(tokenizer, vocab_file, directory, reuse_only=False):
+      if train.train_records:
+        return finetuning.external_records(train.train_records)
+      return self.convert_file(train.train_file, directory, tokenizer, vocab_file,
+                               feature_config, train.num_conversion_shards,
+                               num_workers=train.num_conversion_workers, reuse_only=reuse_only)
+
     data = finetuning.TaskData(
         prepare_vocab=lambda reuse_only=False: finetuning.prepare_vocab(
             vocab_source, train.learned_vocab_size, output_dir,
             lambda: self.training_texts(train.train_file), train.train_file,
             reuse_only=reuse_only),
-        convert=(lambda tokenizer, vocab_file, directory, reuse_only=False:
-                 finetuning.external_records(train.train_records)) if train.train_records else
-        (lambda tokenizer, vocab_file, directory, reuse_only=False: self.convert_file(
-            train.train_file, directory, tokenizer, vocab_file, feature_config,
-            train.num_conversion_shards, num_workers=train.num_conversion_workers,
-            reuse_only=reuse_only)),
-        record_files=self.record_files, parse_fn=self.parse_fn(feature_config),
+        convert=convert, record_files=self.record_files, parse_fn=self.parse_fn(feature_config),
         long_seq_len=feature_config.long_seq_len,
         stamp=lambda: finetuning.preparation_stamp(
             (tfrecords.expand_files(train.train_records) if train.train_records
@@ -448,15 +449,13 @@ class Task(abc.ABC):
       trained.model = self.inference_copy(trained.model, build)
     settings = {}
     if train.dev_file:
-      t0 = time.perf_counter()
-      metrics["dev"], settings = self._score_dev_file(trained, feature_config, train,
-                                                      output_dir)
-      metrics.update(settings)
-      timings["dev_seconds"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    self.export_model(trained.model, feature_config, trained.vocab_file,
-                      os.path.join(output_dir, "export"), settings)
-    timings["export_seconds"] = time.perf_counter() - t0
+      with finetuning.timed(timings, "dev_seconds"):
+        metrics["dev"], settings = self._score_dev_file(trained, feature_config, train,
+                                                        output_dir)
+        metrics.update(settings)
+    with finetuning.timed(timings, "export_seconds"):
+      self.export_model(trained.model, feature_config, trained.vocab_file,
+                        os.path.join(output_dir, "export"), settings)
     metrics["timings"] = timings
     atomic_write_json(os.path.join(output_dir, "metrics.json"), metrics)
     return metrics
@@ -546,14 +545,13 @@ def reusable_conversion(directory: str, prefix: str, stamp: Dict[str, Any],
   """The manifest of a finished conversion with this fingerprint, without writing anything;
   finetuning.NotPrepared otherwise.
 
-  It asks the same question as `conversion.convert_once` before it converts (its
-  `_reusable`), on the stamp as convert_once completes it, so a worker reuses exactly what
-  the chief would reuse.
+  It asks the same question as `conversion.convert_once` before it converts
+  (`sharded_conversion.reusable`), on the stamp as convert_once completes it, so a worker
+  reuses exactly what the chief would reuse.
   """
-  stamp = json.loads(json.dumps(dict(stamp, num_shards=num_shards)))
   paths = tfrecords.shard_paths(os.path.join(directory, prefix), num_shards)
-  info = conversion._reusable(  # pylint: disable=protected-access
-      os.path.join(directory, conversion.FEATURES_FILE), stamp, paths)
+  info = sharded_conversion.reusable(os.path.join(directory, conversion.FEATURES_FILE),
+                                     sharded_conversion.full_stamp(stamp, num_shards), paths)
   if info is None:
     raise finetuning.NotPrepared(f"{directory}: no finished conversion of these settings")
   return info
