@@ -49,13 +49,13 @@ def block_step(impl, length, global_len, residual):
                            residual_attention=residual, layer_index=1, implementation=impl)
   block.build(None)
   prev = [None, None]
-  if residual != "none":
+  if residual != "none":  # the streams in parts, as the previous layer hands them on
     b = RADIUS + 1
     nb = -(-length // b)
-    long_shape = ([1, HEADS, nb, b, 3 * b + global_len] if impl == "blocked" else
-                  [1, HEADS, length, length + global_len])
-    prev = [tf.random.normal(long_shape), tf.random.normal([1, HEADS, global_len,
-                                                            global_len + length])]
+    first = [1, HEADS, nb, b, 3 * b] if impl == "blocked" else [1, HEADS, length, length]
+    prev = [(tf.random.normal(first), tf.random.normal(first[:-1] + [global_len])),
+            (tf.random.normal([1, HEADS, global_len, global_len]),
+             tf.random.normal([1, HEADS, global_len, length]))]
 
   def step():
     with tf.GradientTape() as tape:

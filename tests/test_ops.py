@@ -8,6 +8,7 @@ import numpy_reference as ref
 from etc_realformer import ops
 from etc_realformer.ops import lookup
 from etc_realformer.ops import relative
+from etc_realformer.ops import softmax as softmax_ops
 
 
 def test_relative_ids_by_hand():
@@ -281,11 +282,14 @@ def test_blocked_side_inputs_match_the_per_layer_conversion():
   blocked = ops.blocked_side_inputs(side, 2)
   b = 3
   in_range = tf.cast(ops.window_key_in_range(11, 2), tf.int32)[None]
-  expected_mask = np.concatenate(
-      [ops.window_to_blocked(side["l2l_att_mask"] * in_range, 2).numpy(),
-       ops.split_into_blocks(side["l2g_att_mask"], b).numpy()], axis=-1)
-  np.testing.assert_array_equal(blocked["blocked_long_att_mask"], expected_mask)  # [1,4,3,12]
-  assert blocked["blocked_long_att_mask"].shape == (1, 4, 3, 3 * b + 3)
+  # The masks as additive biases: 0 = attend, -10000 = closed.
+  expected_l2l = ops.window_to_blocked(side["l2l_att_mask"] * in_range, 2).numpy()  # [1, 4, 3, 9]
+  expected_l2g = ops.split_into_blocks(side["l2g_att_mask"], b).numpy()  # [1, 4, 3, 3]
+  for key, mask in (("blocked_l2l_att_bias", expected_l2l), ("blocked_l2g_att_bias", expected_l2g),
+                    ("g2g_att_bias", side["g2g_att_mask"]), ("g2l_att_bias", side["g2l_att_mask"])):
+    assert blocked[key].dtype == tf.float32
+    np.testing.assert_array_equal(blocked[key], np.where(np.asarray(mask) == 1, 0.0, -10000.0))
+  assert blocked["blocked_l2l_att_bias"].shape == (1, 4, 3, 3 * b)
   np.testing.assert_array_equal(blocked["blocked_l2l_relative_att_ids"],
                                 ops.window_to_blocked(side["l2l_relative_att_ids"], 2))
   # Every token's window holds the same ids, so the layers take select_by_window_id.
@@ -298,8 +302,46 @@ def test_blocked_side_inputs_match_the_per_layer_conversion():
   np.testing.assert_array_equal(l2g_ids[:, :11], side["l2g_relative_att_ids"])
   assert set(np.unique(l2g_ids)) == set(np.unique(side["l2g_relative_att_ids"])) == {7, 8}
   # Query 0 (block 0, row 0) sees long tokens 0..2 at slots 3..5 and no token before 0.
-  row = blocked["blocked_long_att_mask"].numpy()[0, 0, 0]
-  assert row[:3].tolist() == [0, 0, 0] and row[3:6].tolist() == [1, 1, 1]
-  assert row[6:9].tolist() == [0, 0, 0]
+  row = blocked["blocked_l2l_att_bias"].numpy()[0, 0, 0]
+  assert row[:3].tolist() == [-10000] * 3 and row[3:6].tolist() == [0, 0, 0]
+  assert row[6:9].tolist() == [-10000] * 3
   for name in ops.SIDE_INPUT_NAMES:  # the original entries are kept
     assert blocked[name] is side[name]
+
+
+@pytest.mark.parametrize("sizes", [(5, 3), (7, 4, 2)])
+def test_joint_softmax_is_the_softmax_of_the_joined_parts_with_its_gradient(sizes):
+  # Parts [2, 3, K_i] as the attention passes them, with the mask's -10000 added to one key of
+  # one row and to every key of another (a row of a padding query without its own slot).
+  rng = np.random.default_rng(4)
+  parts = [tf.constant(rng.normal(size=(2, 3, k)) * 3, tf.float32) for k in sizes]
+  parts[0] = tf.tensor_scatter_nd_add(parts[0], [[0, 1, 0]], [-10000.0])
+  parts = [tf.tensor_scatter_nd_add(p, [[1, 2, j] for j in range(p.shape[-1])],
+                                    [-10000.0] * p.shape[-1]) for p in parts]
+  weights = [tf.constant(rng.normal(size=p.shape), tf.float32) for p in parts]
+  # Only the first two parts reach the loss: the third's upstream gradient is None.
+  used = min(len(parts), 2)
+
+  def loss_of(probs):
+    return sum(tf.reduce_sum(w * p) for w, p in list(zip(weights, probs))[:used])
+
+  with tf.GradientTape(persistent=True) as tape:
+    tape.watch(parts)
+    got = softmax_ops.joint_softmax(parts)
+    expected = tf.split(tf.nn.softmax(tf.concat(parts, -1)), list(sizes), axis=-1)
+    got_loss, expected_loss = loss_of(got), loss_of(expected)
+  for g, e in zip(got, expected):
+    np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-7)
+  for g, e in zip(tape.gradient(got_loss, parts), tape.gradient(expected_loss, parts)):
+    np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-7)
+  # Rows sum to 1 over all parts together, also the fully masked one; a masked key of an open
+  # row gets nothing.
+  total = sum(tf.reduce_sum(g, -1) for g in got)
+  np.testing.assert_allclose(total, np.ones([2, 3]), rtol=1e-6)
+  assert float(got[0][0, 1, 0]) == 0.0
+  # float16 parts are computed in float32 and come back as float16 (batch entry 0: in the
+  # fully masked row float16 keeps too few digits of -10000 + x to compare).
+  half = softmax_ops.joint_softmax([tf.cast(p, tf.float16) for p in parts])
+  assert {h.dtype for h in half} == {tf.float16}
+  for h, e in zip(half, expected):
+    np.testing.assert_allclose(tf.cast(h[0], tf.float32), e[0], atol=2e-3)

@@ -11,10 +11,13 @@ are never masked. The long path and the global path own separate relative tables
 
 RealFormer residual attention ("sum" | "mean"): the layer softmaxes the running sum
 R_l = S_l + R_{l-1} of its raw scores S_l (divided by layer_index + 1 for "mean") with the
-mask added after the sum, and returns the UNMASKED R_l for the next layer. The long stream is
-carried in the blocked layout [B, heads, nb, b, 3b + G + M]; the global stream as
-[B, heads, G, G + L + M]. In the dense reference implementation the long stream is
-[B, heads, L, L + G + M].
+mask added after the sum, and returns the UNMASKED R_l for the next layer. A stream is carried
+as the parts the softmax reads, a tuple: the long stream in the blocked layout (l2l
+[B, heads, nb, b, 3b], l2g [B, heads, nb, b, G](, memory [B, heads, nb, b, M])), the global
+stream as (g2g [B, heads, G, G], g2l [B, heads, G, L](, memory [B, heads, G, M])). In the
+dense reference implementation the long stream's l2l part is [B, heads, L, L]. `joined` puts a
+stream's parts side by side ([..., 3b + G + M] and so on), as `return_attention_probs` and the
+encoder's attention maps give them; a layer also takes a previous stream in that joined form.
 
 Reduction: with local_radius >= L - 1, shared projections and no relative ids, this is
 standard multi-head attention over concat(long, global) (plus memory keys when M > 0).
@@ -30,15 +33,18 @@ from etc_realformer.config import RESIDUAL_MODES, EtcConfig, layer_options, opti
 from etc_realformer.autograph import without_autograph
 from etc_realformer.layers.dropout import SeededDropout
 from etc_realformer.ops import blocking
+from etc_realformer.ops import dropout as dropout_ops
 from etc_realformer.ops import lookup
 from etc_realformer.ops import profiling
+from etc_realformer.ops import softmax as softmax_ops
 
 _COMPONENTS = ("l2l", "l2g", "g2g", "g2l")
 # Which input stream each projection of each component reads.
 _QUERY_STREAM = {"l2l": "long", "l2g": "long", "g2g": "global", "g2l": "global"}
 _KEY_STREAM = {"l2l": "long", "l2g": "global", "g2g": "global", "g2l": "long"}
-MASK_VALUE = -10000.0
-# Dropout salts of the attention probabilities per path (a block uses others for its outputs).
+MASK_VALUE = softmax_ops.MASK_VALUE
+# Dropout salts of the attention probabilities per path (a block uses others for its outputs);
+# each part of a path's probabilities then folds in its index.
 _DROPOUT_SALTS = {"local": 0, "global": 1}
 
 
@@ -72,6 +78,11 @@ def projection_names(share_qkv_projections: bool, share_kv_projections: bool) ->
   return names
 
 
+def joined(parts):
+  """A stream's parts (scores or probabilities) side by side along the keys; None stays None."""
+  return None if parts is None else tf.concat(list(parts), axis=-1)
+
+
 def _flatten_queries(x: tf.Tensor) -> tf.Tensor:
   """[B, heads, <query axes...>, d] -> [B, heads, Q, d] (Q = product of the query axes)."""
   if x.shape.rank == 4:
@@ -87,14 +98,15 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     long_input: [B, L, hidden]; global_input: [B, G, hidden].
     side_inputs: dict with l2l/g2g/l2g/g2l `_att_mask` and (when relative_vocab_size is set)
       `_relative_att_ids`, in the ETC layouts ([B, L, 2r+1] for l2l).
-    long_scores / global_scores: the previous layer's residual streams, or None.
+    long_scores / global_scores: the previous layer's residual streams (tuples of parts, or
+      each joined into one tensor), or None.
     training: dropout switch.
     return_attention_probs: also return the post-softmax probabilities.
     dropout_seed: [2] int32 seed of the probability dropout masks (ops/dropout.py), so that a
       recomputed forward pass draws the same ones; None: a fresh seed per call.
   Returns a dict: long_output [B, L, hidden], global_output [B, G, hidden], long_scores,
-    global_scores (None for a stream that carries no residual), and optionally long_probs,
-    global_probs in the stream layouts.
+    global_scores (tuples of parts; None for a stream that carries no residual), and optionally
+    long_probs, global_probs joined, in the stream layouts.
   """
 
   # The EtcConfig fields this layer takes, positionally in this order or by name; an omitted
@@ -270,29 +282,35 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     logits = tf.einsum("bhqd,mhd->bhqm", flat, tf.cast(self.memory_keys, queries.dtype))
     return tf.reshape(logits, tf.concat([tf.shape(queries)[:-1], [-1]], axis=0))
 
-  def _memory_split(self):
-    return [self.num_persistent_memory] if self.num_persistent_memory else []
-
-  def _memory_mask(self, like):
-    """All-ones [..., M] mask (memory keys are never masked) shaped like `like` [..., K]."""
-    return tf.ones_like(like[..., :1]) * tf.ones([self.num_persistent_memory], tf.int32)
-
   def _residual(self, scores, prev, path):
-    """Returns (softmax input without mask, carried stream or None)."""
+    """scores: the parts of a path's raw scores. Returns (softmax input parts without the
+    masks, carried parts or None)."""
     if self.residual_attention == "none" or path not in self.residual_paths:
       return scores, None
-    running = scores if prev is None else scores + tf.cast(prev, scores.dtype)
+    running = tuple(scores)
+    if prev is not None:
+      if not isinstance(prev, (list, tuple)):  # joined: split as the parts are
+        prev = tf.split(prev, [blocking.static_or_dynamic(x, -1) for x in scores], axis=-1)
+      if len(prev) != len(scores):
+        raise ValueError(f"{self.name}: the previous layer's {path} scores come in {len(prev)} "
+                         f"parts, this layer's in {len(scores)}")
+      running = tuple(x + tf.cast(p, x.dtype) for x, p in zip(scores, prev))
     if self.residual_attention == "mean":
-      return running / float(self.layer_index + 1), running
+      return [x / float(self.layer_index + 1) for x in running], running
     return running, running
 
-  def _softmax(self, logits, mask, training, seed, path):
-    """logits [B, heads, ..., K]; mask [B, ..., K] with 1 = attend; seed: the call's dropout
-    seed; path: "local" | "global" (each draws its own mask)."""
-    additive = (1.0 - tf.cast(mask, logits.dtype)) * tf.cast(MASK_VALUE, logits.dtype)
-    probs = tf.nn.softmax(logits + tf.expand_dims(additive, 1), axis=-1)
-    salt = _DROPOUT_SALTS[path]
-    return probs, self._dropout(probs, seed=seed, salt=salt, training=training)
+  def _softmax(self, logits, biases, training, seed, path):
+    """One softmax over the keys of all parts. logits: parts [B, heads, <query axes>, K_i];
+    biases: per part the additive mask [B, <query axes>, K_i], or None (memory keys); seed:
+    the call's dropout seed; path: "local" | "global" (each part of each draws its own mask).
+    Returns (probabilities, probabilities after dropout), each a list of parts."""
+    probs = softmax_ops.joint_softmax(
+        [x if bias is None else x + tf.expand_dims(tf.cast(bias, x.dtype), 1)
+         for x, bias in zip(logits, biases)])
+    if seed is not None:
+      seed = dropout_ops.fold_in(seed, _DROPOUT_SALTS[path])
+    return probs, [self._dropout(p, seed=seed, salt=i, training=training)
+                   for i, p in enumerate(probs)]
 
   # --------------------------------------------------------------------- call
   @without_autograph
@@ -322,17 +340,17 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
           "global_scores": global_carry,
       }
     if return_attention_probs:
-      result["long_probs"] = long_probs
-      result["global_probs"] = global_probs
+      result["long_probs"] = joined(long_probs)
+      result["global_probs"] = joined(global_probs)
     return result
 
   def _long_blocked(self, p, side, prev, training, use_rel, seed):
     r = self.local_radius
     b = r + 1
     long_len = blocking.static_or_dynamic(p["l2l_q"], 2)
-    global_len = blocking.static_or_dynamic(p["l2g_k"], 2)
     with profiling.part("blocking"):
-      blocked = side if blocking.BLOCKED_MASK in side else blocking.blocked_side_inputs(side, r)
+      blocked = (side if blocking.BLOCKED_L2L_BIAS in side else
+                 blocking.blocked_side_inputs(side, r))
       q_local = blocking.split_into_blocks(p["l2l_q"], b, axis=2)  # [B, h, nb, b, d]
       q_global = (q_local if p["l2g_q"] is p["l2l_q"] else
                   blocking.split_into_blocks(p["l2g_q"], b, axis=2))  # [B, h, nb, b, d]
@@ -352,18 +370,14 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
             (blocked[blocking.BLOCKED_L2L_IDS], blocked[blocking.BLOCKED_L2G_IDS]), "long",
             window=(blocked[blocking.L2L_WINDOW_IDS], blocked[blocking.L2L_WINDOW_IDS_UNIFORM]))
         logits = [logits[0] + rel[0], logits[1] + rel[1]]
-    mask = blocked[blocking.BLOCKED_MASK]  # [B, nb, b, 3b + G]
+    biases = [blocked[blocking.BLOCKED_L2L_BIAS], blocked[blocking.BLOCKED_L2G_BIAS]]
     if self.num_persistent_memory:
       with profiling.part("memory"):
         logits.append(self._memory_logits(q_local))  # [B, h, nb, b, M]
-        mask = tf.concat([mask, self._memory_mask(mask)], axis=-1)
+        biases.append(None)  # memory keys are never masked
     with profiling.part("softmax"):
-      scores = tf.concat(logits, axis=-1)  # [B, h, nb, b, 3b + G (+ M)]
-      att, carry = self._residual(scores, prev, "local")
-      probs, dropped = self._softmax(att, mask, training, seed, "local")
-      # tf.split, not slicing: the gradient of a split is one concat, that of each slice a
-      # zero-filled full-size tensor (summed afterwards).
-      parts = tf.split(dropped, [3 * b, global_len] + self._memory_split(), axis=-1)
+      att, carry = self._residual(logits, prev, "local")
+      probs, parts = self._softmax(att, biases, training, seed, "local")
     with profiling.part("l2l_context"):
       context = tf.einsum("bhnqk,bhnkd->bhnqd", parts[0], v_local)  # [B, h, nb, b, d]
     with profiling.part("l2g_context"):
@@ -379,13 +393,14 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
   def _long_dense(self, p, side, prev, training, use_rel, seed):
     logits = [tf.einsum("bhqd,bhkd->bhqk", p["l2l_q"], p["l2l_k"]),  # [B, h, L, L]
               tf.einsum("bhqd,bhgd->bhqg", p["l2g_q"], p["l2g_k"])]  # [B, h, L, G]
-    masks = [blocking.window_to_dense(side["l2l_att_mask"]), side["l2g_att_mask"]]
+    biases = [softmax_ops.additive_bias(blocking.window_to_dense(side["l2l_att_mask"])),
+              softmax_ops.additive_bias(side["l2g_att_mask"])]
     if use_rel:
       ids = blocking.window_to_dense(side["l2l_relative_att_ids"])  # [B, L, L]
       rel = self._relative_logits((p["l2l_q"], p["l2g_q"]),
                                   (ids, side["l2g_relative_att_ids"]), "long")
       logits = [logits[0] + rel[0], logits[1] + rel[1]]
-    return self._finish_dense(p, logits, masks, prev, training, seed, "local", ("l2l", "l2g"))
+    return self._finish_dense(p, logits, biases, prev, training, seed, "local", ("l2l", "l2g"))
 
   def _global(self, p, side, prev, training, use_rel, seed):
     with profiling.part("g2g_scores"):
@@ -393,30 +408,27 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     with profiling.part("g2l_scores"):
       g2l = tf.einsum("bhqd,bhkd->bhqk", p["g2l_q"], p["g2l_k"])  # [B, h, G, L]
     logits = [g2g, g2l]
-    masks = [side["g2g_att_mask"], side["g2l_att_mask"]]
+    biases = ([side[blocking.G2G_BIAS], side[blocking.G2L_BIAS]] if blocking.G2G_BIAS in side else
+              [softmax_ops.additive_bias(side["g2g_att_mask"]),
+               softmax_ops.additive_bias(side["g2l_att_mask"])])
     if use_rel:
       with profiling.part("relative"):
         rel = self._relative_logits((p["g2g_q"], p["g2l_q"]),
                                     (side["g2g_relative_att_ids"], side["g2l_relative_att_ids"]),
                                     "global")
         logits = [logits[0] + rel[0], logits[1] + rel[1]]
-    return self._finish_dense(p, logits, masks, prev, training, seed, "global",
+    return self._finish_dense(p, logits, biases, prev, training, seed, "global",
                               ("g2g", "g2l"))
 
-  def _finish_dense(self, p, logits, masks, prev, training, seed, path, components):
+  def _finish_dense(self, p, logits, biases, prev, training, seed, path, components):
     """Softmax over [first component keys | second component keys | memory] per query."""
-    first_len = blocking.static_or_dynamic(p[f"{components[0]}_k"], 2)
-    second_len = blocking.static_or_dynamic(p[f"{components[1]}_k"], 2)
     if self.num_persistent_memory:
       with profiling.part("memory"):
         logits.append(self._memory_logits(p[f"{components[0]}_q"]))  # [B, h, Q, M]
-        masks.append(self._memory_mask(masks[1]))
+        biases.append(None)  # memory keys are never masked
     with profiling.part("softmax"):
-      scores = tf.concat(logits, axis=-1)  # [B, h, Q, K1 + K2 (+ M)]
-      mask = tf.concat(masks, axis=-1)  # [B, Q, K]
-      att, carry = self._residual(scores, prev, path)
-      probs, dropped = self._softmax(att, mask, training, seed, path)
-      parts = tf.split(dropped, [first_len, second_len] + self._memory_split(), axis=-1)
+      att, carry = self._residual(logits, prev, path)
+      probs, parts = self._softmax(att, biases, training, seed, path)
     with profiling.part(f"{components[0]}_context"):
       context = tf.einsum("bhqk,bhkd->bhqd", parts[0], p[f"{components[0]}_v"])  # [B,h,Q,d]
     with profiling.part(f"{components[1]}_context"):

@@ -10,8 +10,10 @@ from etc_realformer import ops
 from etc_realformer.config import EtcConfig
 from etc_realformer.layers import EtcEmbeddings, TransformerBlock
 from etc_realformer.autograph import without_autograph
+from etc_realformer.layers.global_local_attention import joined
 from etc_realformer.layers.scopes import build_in_scope
 from etc_realformer.ops import dropout as dropout_ops
+
 
 class EtcModel(tf_keras.Model):
   """ETC encoder with RealFormer residual attention.
@@ -184,8 +186,10 @@ class EtcModel(tf_keras.Model):
         long_x, global_x = out["long_output"], out["global_output"]
         scores = [out["long_scores"], out["global_scores"]]
         if return_attention_scores:
-          per_layer.append({k: out[k] for k in ("long_probs", "global_probs", "long_scores",
-                                                "global_scores") if out[k] is not None})
+          per_layer.append({k: out[k] for k in ("long_probs", "global_probs") if
+                            out[k] is not None})
+          per_layer[-1].update({k: joined(out[k]) for k in ("long_scores", "global_scores")
+                                if out[k] is not None})
     result = {"long_output": long_x, "global_output": global_x}
     if return_attention_scores:
       result["attention"] = per_layer
@@ -195,27 +199,26 @@ class EtcModel(tf_keras.Model):
     """Runs blocks[start:stop] under tf.recompute_grad: activations inside are recomputed on
     backward, with the same dropout masks (the seed is captured, not drawn inside)."""
     blocks = self.blocks[start:stop]
-    present = [s is not None for s in scores]
+    # tf.recompute_grad takes tensors: the carried streams (tuples of parts, or None) go in
+    # and out flattened. Which streams exist after the chunk, and in how many parts, is known
+    # statically from the first layer's config.
+    parts_in = [None if s is None else len(s) for s in scores]
 
     def run(long_in, global_in, *carried):
-      carried = list(carried)
-      stream = [carried.pop(0) if p else None for p in present]
+      stream = _pack_streams(parts_in, carried)
       for index, block in enumerate(blocks, start):
         out = block(long_in, global_in, side, long_scores=stream[0], global_scores=stream[1],
                     training=training, dropout_seed=_layer_seed(seed, index + 1))
         long_in, global_in = out["long_output"], out["global_output"]
         stream = [out["long_scores"], out["global_scores"]]
-      return (long_in, global_in) + tuple(s for s in stream if s is not None)
+      return (long_in, global_in) + tuple(_flatten_streams(stream))
 
-    # Which streams exist after the chunk is known statically from the first layer's config.
-    after = [blocks[0].attention.residual_attention != "none" and
-             path in blocks[0].attention.residual_paths for path in ("local", "global")]
-    outs = tf.recompute_grad(run)(long_x, global_x, *[s for s in scores if s is not None])
-    outs = list(outs)
-    long_x, global_x = outs[0], outs[1]
-    rest = outs[2:]
-    new_scores = [rest.pop(0) if a else None for a in after]
-    return long_x, global_x, new_scores
+    attention = blocks[0].attention
+    num_parts = 3 if attention.num_persistent_memory else 2
+    parts_out = [num_parts if attention.residual_attention != "none" and
+                 path in attention.residual_paths else None for path in ("local", "global")]
+    outs = tf.recompute_grad(run)(long_x, global_x, *_flatten_streams(scores))
+    return outs[0], outs[1], _pack_streams(parts_out, list(outs[2:]))
 
   def get_config(self):
     return {"config": self.etc_config.to_dict(), "implementation": self.implementation,
@@ -224,6 +227,20 @@ class EtcModel(tf_keras.Model):
   @classmethod
   def from_config(cls, config, custom_objects=None):
     return cls(**config)
+
+
+def _flatten_streams(streams):
+  """[long stream, global stream] (tuples of parts or None) -> the parts in one list."""
+  return [part for stream in streams if stream is not None for part in stream]
+
+
+def _pack_streams(num_parts, flat):
+  """The inverse of _flatten_streams: num_parts per stream (None: no stream)."""
+  streams, start = [], 0
+  for count in num_parts:
+    streams.append(None if count is None else tuple(flat[start:start + count]))
+    start += count or 0
+  return streams
 
 
 def _layer_seed(seed, index):

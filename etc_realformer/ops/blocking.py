@@ -11,6 +11,7 @@ Everything here is a pure function of its arguments: no variables.
 import tensorflow as tf
 
 from etc_realformer.ops import lookup
+from etc_realformer.ops import softmax
 
 
 def static_or_dynamic(x: tf.Tensor, axis: int):
@@ -125,8 +126,11 @@ def frame_window(values: tf.Tensor, local_radius: int, pad_value=0) -> tf.Tensor
   return tf.signal.frame(padded, 2 * local_radius + 1, 1, axis=1)
 
 
-# Keys of the blocked side inputs (see blocked_side_inputs).
-BLOCKED_MASK = "blocked_long_att_mask"
+# Keys of the side inputs computed once for all layers (see blocked_side_inputs).
+BLOCKED_L2L_BIAS = "blocked_l2l_att_bias"
+BLOCKED_L2G_BIAS = "blocked_l2g_att_bias"
+G2G_BIAS = "g2g_att_bias"
+G2L_BIAS = "g2l_att_bias"
 BLOCKED_L2L_IDS = "blocked_l2l_relative_att_ids"
 BLOCKED_L2G_IDS = "blocked_l2g_relative_att_ids"
 L2L_WINDOW_IDS = "l2l_window_relative_att_ids"
@@ -134,10 +138,12 @@ L2L_WINDOW_IDS_UNIFORM = "l2l_window_relative_att_ids_uniform"
 
 
 def blocked_side_inputs(side_inputs, local_radius: int):
-  """The long-query side inputs in the blocked layout, computed once for all layers.
+  """The side inputs as the blocked attention reads them, computed once for all layers.
 
-  Returns a copy of `side_inputs` with, for b = local_radius + 1:
-    BLOCKED_MASK     int32 [B, nb, b, 3b + G]: l2l (window slots outside [0, L) closed) then l2g;
+  Returns a copy of `side_inputs` with, for b = local_radius + 1, the masks as additive biases
+  (float32, 0 = attend, softmax.MASK_VALUE = masked; ops/softmax.py):
+    BLOCKED_L2L_BIAS [B, nb, b, 3b] (window slots outside [0, L) masked), BLOCKED_L2G_BIAS
+                     [B, nb, b, G], G2G_BIAS [B, G, G] and G2L_BIAS [B, G, L];
     BLOCKED_L2L_IDS  int32 [B, nb, b, 3b] and BLOCKED_L2G_IDS int32 [B, nb, b, G] when the
                      side inputs carry relative ids; with them L2L_WINDOW_IDS int32 [2r+1] and
                      L2L_WINDOW_IDS_UNIFORM (scalar bool: every query's window holds those ids,
@@ -148,10 +154,12 @@ def blocked_side_inputs(side_inputs, local_radius: int):
   l2l_mask = tf.cast(side_inputs["l2l_att_mask"], tf.int32)  # [B, L, 2r+1]
   long_len = static_or_dynamic(l2l_mask, 1)
   in_range = tf.cast(window_key_in_range(long_len, local_radius), tf.int32)  # [L, 2r+1]
-  out[BLOCKED_MASK] = tf.concat(
-      [window_to_blocked(l2l_mask * in_range[tf.newaxis], local_radius),  # [B, nb, b, 3b]
-       split_into_blocks(tf.cast(side_inputs["l2g_att_mask"], tf.int32), b)],  # [B, nb, b, G]
-      axis=-1)
+  out[BLOCKED_L2L_BIAS] = softmax.additive_bias(
+      window_to_blocked(l2l_mask * in_range[tf.newaxis], local_radius))  # [B, nb, b, 3b]
+  out[BLOCKED_L2G_BIAS] = softmax.additive_bias(
+      split_into_blocks(tf.cast(side_inputs["l2g_att_mask"], tf.int32), b))  # [B, nb, b, G]
+  out[G2G_BIAS] = softmax.additive_bias(side_inputs["g2g_att_mask"])  # [B, G, G]
+  out[G2L_BIAS] = softmax.additive_bias(side_inputs["g2l_att_mask"])  # [B, G, L]
   if side_inputs.get("l2l_relative_att_ids") is not None:
     l2l_ids = tf.cast(side_inputs["l2l_relative_att_ids"], tf.int32)  # [B, L, 2r+1]
     out[BLOCKED_L2L_IDS] = window_to_blocked(l2l_ids, local_radius)
