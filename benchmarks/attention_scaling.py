@@ -26,36 +26,49 @@ import child_runs
 
 
 HIDDEN, HEADS, FF, RADIUS = 768, 12, 3072, 84
+# Layer widths block_step builds: ETC-base's, and the WikiHop demo's tiny model at its batch
+# (configs/wikihop/tiny.yaml).
+WIDTHS = {
+    "base": dict(batch=1, hidden=HIDDEN, heads=HEADS, ff=FF, radius=RADIUS, rel_distance=12,
+                 rel_vocab=32),
+    "wikihop_demo": dict(batch=8, hidden=64, heads=2, ff=128, radius=8, rel_distance=4,
+                         rel_vocab=12),
+}
 
 
-def block_step(impl, length, global_len, residual):
-  """One ETC-base TransformerBlock (dropout 0) on random inputs: (step, block), where step()
-  returns the gradients of a squared-output loss (forward + backward). With residual attention
-  the previous layer's scores are random tensors of the carried shapes."""
+def block_step(impl, length, global_len, residual, widths="base"):
+  """One TransformerBlock (dropout 0) of WIDTHS[widths] on random inputs: (step, block), where
+  step() returns the gradients of a squared-output loss (forward + backward). With residual
+  attention the previous layer's scores are random tensors of the carried shapes."""
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
   from etc_realformer import ops  # pylint: disable=g-import-not-at-top
   from etc_realformer.layers import TransformerBlock  # pylint: disable=g-import-not-at-top
 
+  w = WIDTHS[widths]
+  batch, heads = w["batch"], w["heads"]
   rng = np.random.default_rng(0)
-  long_x = tf.constant(rng.normal(size=(1, length, HIDDEN)), tf.float32)
-  global_x = tf.constant(rng.normal(size=(1, global_len, HIDDEN)), tf.float32)
-  sentence_ids = tf.minimum(tf.range(length)[None] // 16, global_len - 1)
-  side = ops.make_side_inputs(tf.ones([1, length], tf.int32), tf.ones([1, global_len], tf.int32),
-                              sentence_ids, RADIUS, 12)
-  block = TransformerBlock(HIDDEN, HEADS, RADIUS, FF, relative_vocab_size=32,
-                           hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
-                           residual_attention=residual, layer_index=1, implementation=impl)
+  long_x = tf.constant(rng.normal(size=(batch, length, w["hidden"])), tf.float32)
+  global_x = tf.constant(rng.normal(size=(batch, global_len, w["hidden"])), tf.float32)
+  sentence_ids = tf.tile(tf.minimum(tf.range(length)[None] // 16, global_len - 1), [batch, 1])
+  side = ops.make_side_inputs(tf.ones([batch, length], tf.int32),
+                              tf.ones([batch, global_len], tf.int32), sentence_ids, w["radius"],
+                              w["rel_distance"])
+  block = TransformerBlock(w["hidden"], heads, w["radius"], w["ff"],
+                           relative_vocab_size=w["rel_vocab"], hidden_dropout_prob=0.0,
+                           attention_probs_dropout_prob=0.0, residual_attention=residual,
+                           layer_index=1, implementation=impl)
   block.build(None)
   prev = [None, None]
   if residual != "none":  # the streams in parts, as the previous layer hands them on
-    b = RADIUS + 1
+    b = w["radius"] + 1
     nb = -(-length // b)
-    first = [1, HEADS, nb, b, 3 * b] if impl == "blocked" else [1, HEADS, length, length]
+    first = ([batch, heads, nb, b, 3 * b] if impl == "blocked" else
+             [batch, heads, length, length])
     prev = [(tf.random.normal(first), tf.random.normal(first[:-1] + [global_len])),
-            (tf.random.normal([1, HEADS, global_len, global_len]),
-             tf.random.normal([1, HEADS, global_len, length]))]
+            (tf.random.normal([batch, heads, global_len, global_len]),
+             tf.random.normal([batch, heads, global_len, length]))]
 
   def step():
     with tf.GradientTape() as tape:

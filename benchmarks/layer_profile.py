@@ -2,7 +2,8 @@
 part of the attention, next to the machine's matmul rate measured in the same run.
 
 One TransformerBlock at ETC-base widths (hidden 768, 12 heads, feed-forward 3072, radius 84,
-relative vocabulary 32) on L long and G global tokens (default 4,096 and 256), batch 1,
+relative vocabulary 32; --widths wikihop_demo: the WikiHop demo's tiny layer, hidden 64, 2
+heads, batch 8) on L long and G global tokens (default 4,096 and 256), batch 1,
 float32, dropout 0, residual attention "none" and "sum" (previous-layer scores fed in as a
 middle layer sees them): attention_scaling.py's step, each in its own process. Per
 configuration:
@@ -20,6 +21,8 @@ op time; the unprofiled step time is the figure to compare.
 
   .venv/bin/python benchmarks/layer_profile.py                  # ~3 min on 2 cores
   .venv/bin/python benchmarks/layer_profile.py --long_len 2048 --residual none
+  .venv/bin/python benchmarks/layer_profile.py --widths wikihop_demo --long_len 2048 \
+      --output benchmarks/results/layer_profile_wikihop_demo.json   # the WikiHop demo's layer
 Prints the tables and writes JSON (default benchmarks/results/layer_profile.json).
 """
 
@@ -34,9 +37,8 @@ import time
 
 import attention_scaling
 import child_runs
-from attention_scaling import FF, HEADS, HIDDEN, RADIUS
+from attention_scaling import WIDTHS
 
-REL_DISTANCE, REL_VOCAB = 12, 32   # attention_scaling.block_step's
 # Name scopes -> part, most specific first (a gradient op's name holds its forward op's scopes).
 PARTS = ("l2l_scores", "l2g_scores", "l2l_context", "l2g_context", "g2g_scores", "g2l_scores",
          "g2g_context", "g2l_context", "relative", "softmax", "blocking", "projections",
@@ -106,7 +108,7 @@ def op_times(trace_dir: str) -> dict:
   return {"kinds": dict(kinds), "parts": dict(parts)}
 
 
-def one(long_len, global_len, residual, repeats, profile_steps):
+def one(long_len, global_len, residual, repeats, profile_steps, widths="base"):
   """Measures one configuration in this process; returns a dict."""
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
@@ -116,7 +118,8 @@ def one(long_len, global_len, residual, repeats, profile_steps):
 
   from etc_realformer.ops import profiling  # pylint: disable=g-import-not-at-top
   profiling.SCOPES = True   # name the attention's parts (off by default: it moves last bits)
-  step = tf.function(attention_scaling.block_step("blocked", long_len, global_len, residual)[0])
+  step = tf.function(attention_scaling.block_step("blocked", long_len, global_len, residual,
+                                                  widths)[0])
 
   run = lambda: tf.nest.map_structure(lambda t: t.numpy(), step())  # pylint: disable=unnecessary-lambda-assignment
   run()  # trace and warm up
@@ -133,14 +136,16 @@ def one(long_len, global_len, residual, repeats, profile_steps):
       run()
     tf.profiler.experimental.stop()
     profile = op_times(trace_dir)
-  config = EtcConfig(hidden_size=HIDDEN, num_attention_heads=HEADS, intermediate_size=FF,
-                     local_radius=RADIUS, relative_pos_max_distance=REL_DISTANCE,
-                     relative_vocab_size=REL_VOCAB, num_hidden_layers=1)
+  w = WIDTHS[widths]
+  config = EtcConfig(hidden_size=w["hidden"], num_attention_heads=w["heads"],
+                     intermediate_size=w["ff"], local_radius=w["radius"],
+                     relative_pos_max_distance=w["rel_distance"],
+                     relative_vocab_size=w["rel_vocab"], num_hidden_layers=1)
   forward = {k: v for k, v in layer_forward_flops(config, long_len, global_len).items()
              if k != "useful_l2l"}
-  flops = 3.0 * sum(forward.values())
+  flops = 3.0 * w["batch"] * sum(forward.values())
   seconds = float(np.median(times))
-  return {"long_len": long_len, "global_len": global_len, "residual": residual,
+  return {"widths": widths, "long_len": long_len, "global_len": global_len, "residual": residual,
           "seconds": seconds, "times": times, "matmul_flops_per_s": rate,
           "step_flops": flops, "share_of_matmul_rate": flops / seconds / rate,
           "profile_steps": profile_steps, **profile}
@@ -159,6 +164,8 @@ def main():
   parser.add_argument("--long_len", type=int, default=4096)
   parser.add_argument("--global_len", type=int, default=256)
   parser.add_argument("--residual", default="none,sum")
+  parser.add_argument("--widths", default="base", choices=sorted(WIDTHS),
+                      help="ETC-base's layer, or the WikiHop demo's tiny one at its batch of 8")
   parser.add_argument("--repeats", type=int, default=5)
   parser.add_argument("--profile_steps", type=int, default=3)
   parser.add_argument("--timeout", type=int, default=1200)
@@ -168,14 +175,15 @@ def main():
   args = parser.parse_args()
   if args.child:
     print(json.dumps(one(args.long_len, args.global_len, args.child, args.repeats,
-                         args.profile_steps)))
+                         args.profile_steps, args.widths)))
     return
   rows = []
   for residual in args.residual.split(","):
     row = child_runs.run_child(
         __file__, ["--child", residual, "--long_len", str(args.long_len), "--global_len",
                    str(args.global_len), "--repeats", str(args.repeats), "--profile_steps",
-                   str(args.profile_steps)], {"residual": residual}, args.timeout)
+                   str(args.profile_steps), "--widths", args.widths], {"residual": residual},
+        args.timeout)
     rows.append(row)
     if "error" in row:
       print(f"residual {residual}: {row['error']}")
