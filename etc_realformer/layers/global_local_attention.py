@@ -42,7 +42,6 @@ _COMPONENTS = ("l2l", "l2g", "g2g", "g2l")
 # Which input stream each projection of each component reads.
 _QUERY_STREAM = {"l2l": "long", "l2g": "long", "g2g": "global", "g2l": "global"}
 _KEY_STREAM = {"l2l": "long", "l2g": "global", "g2g": "global", "g2l": "long"}
-MASK_VALUE = softmax_ops.MASK_VALUE
 # Dropout salts of the attention probabilities per path (a block uses others for its outputs);
 # each part of a path's probabilities then folds in its index.
 _DROPOUT_SALTS = {"local": 0, "global": 1}
@@ -282,10 +281,17 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     logits = tf.einsum("bhqd,mhd->bhqm", flat, tf.cast(self.memory_keys, queries.dtype))
     return tf.reshape(logits, tf.concat([tf.shape(queries)[:-1], [-1]], axis=0))
 
+  def carried_parts(self, path):
+    """How many parts the residual stream of `path` ("local" | "global") has: 2, 3 with
+    persistent memory; None when the path carries none."""
+    if self.residual_attention == "none" or path not in self.residual_paths:
+      return None
+    return 3 if self.num_persistent_memory else 2
+
   def _residual(self, scores, prev, path):
     """scores: the parts of a path's raw scores. Returns (softmax input parts without the
     masks, carried parts or None)."""
-    if self.residual_attention == "none" or path not in self.residual_paths:
+    if self.carried_parts(path) is None:
       return scores, None
     running = tuple(scores)
     if prev is not None:

@@ -186,10 +186,9 @@ class EtcModel(tf_keras.Model):
         long_x, global_x = out["long_output"], out["global_output"]
         scores = [out["long_scores"], out["global_scores"]]
         if return_attention_scores:
-          per_layer.append({k: out[k] for k in ("long_probs", "global_probs") if
-                            out[k] is not None})
-          per_layer[-1].update({k: joined(out[k]) for k in ("long_scores", "global_scores")
-                                if out[k] is not None})
+          maps = {k: out[k] for k in ("long_probs", "global_probs")}
+          maps.update({k: joined(out[k]) for k in ("long_scores", "global_scores")})
+          per_layer.append({k: v for k, v in maps.items() if v is not None})
     result = {"long_output": long_x, "global_output": global_x}
     if return_attention_scores:
       result["attention"] = per_layer
@@ -200,8 +199,8 @@ class EtcModel(tf_keras.Model):
     backward, with the same dropout masks (the seed is captured, not drawn inside)."""
     blocks = self.blocks[start:stop]
     # tf.recompute_grad takes tensors: the carried streams (tuples of parts, or None) go in
-    # and out flattened. Which streams exist after the chunk, and in how many parts, is known
-    # statically from the first layer's config.
+    # and out flattened. Which streams exist after the chunk, and in how many parts, the first
+    # layer says (every layer of a model carries the same ones).
     parts_in = [None if s is None else len(s) for s in scores]
 
     def run(long_in, global_in, *carried):
@@ -213,10 +212,7 @@ class EtcModel(tf_keras.Model):
         stream = [out["long_scores"], out["global_scores"]]
       return (long_in, global_in) + tuple(_flatten_streams(stream))
 
-    attention = blocks[0].attention
-    num_parts = 3 if attention.num_persistent_memory else 2
-    parts_out = [num_parts if attention.residual_attention != "none" and
-                 path in attention.residual_paths else None for path in ("local", "global")]
+    parts_out = [blocks[0].attention.carried_parts(path) for path in ("local", "global")]
     outs = tf.recompute_grad(run)(long_x, global_x, *_flatten_streams(scores))
     return outs[0], outs[1], _pack_streams(parts_out, list(outs[2:]))
 

@@ -39,13 +39,13 @@ def joint_softmax(parts: Sequence[tf.Tensor]) -> list:
   """
   parts = list(parts)
   dtype = parts[0].dtype
-  if dtype != tf.float32:
+  if dtype in (tf.float16, tf.bfloat16):
     return [tf.cast(p, dtype) for p in joint_softmax([tf.cast(p, tf.float32) for p in parts])]
-  return list(_joint_softmax_float32(*parts))
+  return list(_joint_softmax(*parts))
 
 
 @tf.custom_gradient
-def _joint_softmax_float32(*parts):
+def _joint_softmax(*parts):
   row_max = tf.reduce_max(parts[0], axis=-1, keepdims=True)  # [..., 1]
   for part in parts[1:]:
     row_max = tf.maximum(row_max, tf.reduce_max(part, axis=-1, keepdims=True))
