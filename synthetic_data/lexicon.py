@@ -12,7 +12,8 @@ from __future__ import annotations
 import dataclasses
 import random
 import re
-from typing import Callable, Collection, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import (Callable, Collection, Dict, Iterator, List, Mapping, Optional, Sequence, Set,
+                    Tuple)
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
           "September", "October", "November", "December")
@@ -106,6 +107,19 @@ def words_of(lex: Lexicon) -> Set[str]:
   """Every lower-case word of a lexicon's names (names split at spaces, apostrophes, hyphens)."""
   return {piece.lower() for names in lex.values() for name in names
           for piece in re.split(r"[\s'\-]+", name) if piece}
+
+
+def strings(value) -> Iterator[str]:
+  """Every string inside nested tuples, lists, dict values and dataclass fields (other values
+  are skipped): the fixed texts whose words a lexicon must not contain."""
+  if isinstance(value, str):
+    yield value
+  elif dataclasses.is_dataclass(value):
+    for field in dataclasses.fields(value):
+      yield from strings(getattr(value, field.name))
+  elif isinstance(value, (dict, tuple, list)):
+    for item in value.values() if isinstance(value, dict) else value:
+      yield from strings(item)
 
 
 def build_unseen_lexicon(seen: Lexicon, seed: int, sounds: Sounds, pools: Mapping[str, Pool],

@@ -1,16 +1,9 @@
 """Synthetic Natural Questions in the official original format: wiki-like pages written by five
-template families, in two presets.
+template families, in two presets (`PRESETS`, knobs in `Preset`).
 
-Records are gzipped JSON lines with the release's keys (`document_html`, `document_tokens`,
-`long_answer_candidates`, `annotations`, ...) that `tasks/nq/data.py` reads unchanged: 1
-annotation in train, 5 with realistic disagreement in the other splits. Tokens follow NQ (every
-html tag one token; byte offsets into the UTF-8 html, end exclusive; candidates are every `<P>`,
-`<Ul>`, `<Li>`, `<Table>` and `<Tr>`, the last two nested). A template family fixes how facts,
-questions and page layouts are written; the `*_unseen_templates` splits use only
-`HELD_OUT_FAMILIES` and every unseen split names things from `UNSEEN_LEXICON`. Presets
-(`PRESETS`, knobs in `Preset`): "benchmark" (the default) is as long as real NQ pages (document
-tokens median about 3,500); "short" is small, for fast tests. docs/synthetic_data/nq.md has the
-families, the length targets and what was measured.
+Records are gzipped JSON lines with the release's keys, which `tasks/nq/data.py` reads unchanged.
+docs/synthetic_data/nq.md has the format (tokens, offsets, candidates, annotations), the
+families, the splits, the presets' length targets and what was measured.
 
 Every stated fact's value is a fresh draw that occurs exactly once on the page (checked; a page
 that fails is drawn again), a yes/no NO value never occurs on the page, and distractors state
@@ -27,7 +20,7 @@ import math
 import random
 import re
 import urllib.parse
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from synthetic_data import lexicon, writer
 from synthetic_data.lexicon import DIRECTIONS, MONTHS, capitalise
@@ -41,12 +34,8 @@ FILENAMES = {split: f"nq-benchmark-{split.replace('_', '-')}.jsonl.gz" for split
 INFO_FILENAME = "synthetic_benchmark_info.json"
 NUM_DEV_ANNOTATIONS = 5
 CANDIDATE_TAGS = ("P", "Ul", "Li", "Table", "Tr")
-# Answer kinds and their shares in the benchmark preset (see the docstring): cumulative
-# thresholds of one draw.
+# Answer kinds and their shares in the benchmark preset (docs/synthetic_data/nq.md).
 KIND_SHARES = (("short", 0.35), ("yes_no", 0.01), ("long", 0.13), ("null", 0.51))
-# Page length of the benchmark preset: log-normal over document tokens (median, p90), clipped.
-TARGET_MEDIAN_TOKENS = 3500
-TARGET_P90_TOKENS = 8000
 _MAX_TRIES = 20
 _URL = "https://en.wikipedia.org//w/index.php?title={title}&oldid={oldid}"
 _TOKEN_RE = re.compile(r"\w+|[^\w\s]")
@@ -75,9 +64,6 @@ _POOLS = {
     "language": lexicon.Pool(20, 1, ("ish", "ic", "ese", "i")),
 }
 LEXICON = lexicon.build_lexicon(_LEXICON_SEED, _SOUNDS, _POOLS, max_length=10)
-# The names of the unseen splits: `UNSEEN_LEXICON`, built below the fixed texts (it avoids their
-# words), from its own seed.
-_UNSEEN_LEXICON_SEED = 40_127
 
 # Word lists of fact values (fresh on a page, like names).
 OCCUPATIONS = ("painter", "sculptor", "poet", "novelist", "composer", "chemist", "botanist",
@@ -619,8 +605,8 @@ class Preset:
 
 PRESETS = ("benchmark", "short")
 PRESET_SETTINGS = {
-    "benchmark": Preset(TRAIN_FAMILIES, HELD_OUT_FAMILIES, TARGET_MEDIAN_TOKENS,
-                        TARGET_P90_TOKENS, 900, 30000, 3, (3, 7), KIND_SHARES),
+    "benchmark": Preset(TRAIN_FAMILIES, HELD_OUT_FAMILIES, 3500, 8000, 900, 30000, 3, (3, 7),
+                        KIND_SHARES),
     # About 370 text words a page (the short demo pages were 330). Almanac is the held-out
     # family because its pages are as long as infobox's (chronicle's timeline and facts buried
     # in many paragraphs make it 45% longer). Equal answer kinds: a few dozen records hold each.
@@ -1205,35 +1191,20 @@ def _render(page: _Page, plan: _Plan) -> _Builder:
 # ----------------------------------------------------------------------------- unseen names
 
 
-def _strings(value) -> Iterator[str]:
-  """Every string inside nested tuples, lists, dicts (keys and values) and dataclasses."""
-  if isinstance(value, str):
-    yield value
-  elif dataclasses.is_dataclass(value):
-    for field in dataclasses.fields(value):
-      yield from _strings(getattr(value, field.name))
-  elif isinstance(value, dict):
-    for key, item in value.items():
-      yield from _strings(key)
-      yield from _strings(item)
-  elif isinstance(value, (tuple, list)):
-    for item in value:
-      yield from _strings(item)
-
-
 def _fixed_words() -> Set[str]:
   """The lower-case words of the fixed texts a record can hold besides names: the kinds'
   relations, topics and rows, the families' patterns, the background pools, the value word
   lists, tags and the url (slot names such as {town} left out)."""
-  texts = _strings((KINDS, FAMILIES_BY_NAME, WHEN, AGENTS, DEEDS, ADJ, PLACES, GENERIC, COMPOSED,
-                    SUBHEADINGS, REF_PATTERNS, OCCUPATIONS, INDUSTRIES, LANDMARKS, PRODUCTS,
-                    SLOGANS, TITLE_WORDS, COMPANY_SUFFIXES, MONTHS, DIRECTIONS, CANDIDATE_TAGS,
-                    "HTML BODY H1 H2 H3 Th Td", _URL))
+  texts = lexicon.strings((KINDS, FAMILIES_BY_NAME, WHEN, AGENTS, DEEDS, ADJ, PLACES, GENERIC,
+                           COMPOSED, SUBHEADINGS, REF_PATTERNS, OCCUPATIONS, INDUSTRIES,
+                           LANDMARKS, PRODUCTS, SLOGANS, TITLE_WORDS, COMPANY_SUFFIXES, MONTHS,
+                           DIRECTIONS, CANDIDATE_TAGS, "HTML BODY H1 H2 H3 Th Td", _URL))
   return {word.lower() for text in texts for word in re.findall(r"\w+", _SLOT_RE.sub(" ", text))}
 
 
-# Pools shaped like `LEXICON`'s; none of their words is a word of `LEXICON` or of the fixed texts
-# (building it draws from its own generator: `LEXICON` is unchanged).
+# The names of the unseen splits: pools shaped like `LEXICON`'s; none of their words is a word of
+# `LEXICON` or of the fixed texts (built from a seed of its own: `LEXICON` is unchanged).
+_UNSEEN_LEXICON_SEED = 40_127
 UNSEEN_LEXICON = lexicon.build_unseen_lexicon(LEXICON, _UNSEEN_LEXICON_SEED, _SOUNDS, _POOLS,
                                               max_length=10, reserved=_fixed_words())
 # The `names` argument of `generate_examples` -> the lexicon the names are drawn from.

@@ -5,12 +5,9 @@ by single spaces), `VDOM` (a JSON string: the text elements in reading order, ea
 its `text`, word offsets `start_idx`/`end_idx` into `text.split(" ")` (end exclusive) and the 20
 visual features of `FEATURE_NAMES`, the element's ten then its parent's; the elements never
 overlap and cover every word once) and `KeyPhrases` (1 to 3 phrases, each a list of lower-case
-words). Pages come from seven template families (page genres, `FAMILIES`) with their own
-wording, boilerplate and layout, so key phrases sit in different places with different visual
-cues; the `*_unseen_templates` splits use only `HELD_OUT_FAMILIES` and every unseen split names
-things from `UNSEEN_LEXICON`. Presets (`PRESETS`, knobs in `PRESET_SETTINGS`): "benchmark" (the
-default) has the real data's lengths (median about 800 words); "short" is small, for fast
-tests. docs/synthetic_data/openkp.md has the families, the length targets and what was measured.
+words). Pages come from seven template families (page genres, `FAMILIES`) in two presets
+(`PRESETS`, knobs in `PRESET_SETTINGS`); docs/synthetic_data/openkp.md has the families, the
+splits, the presets' length targets and what was measured.
 
 The same arguments give identical records (one `random.Random` per call, no `hash()`, no set
 order in the output). Pure Python: never imports TensorFlow.
@@ -35,10 +32,8 @@ HELD_OUT_FAMILIES = FAMILIES[4:]
 SPLITS = writer.SPLITS
 NAMES = ("seen", "unseen")
 PRESETS = ("benchmark", "short")
-FILENAMES = {"train": "OpenKPBenchmarkTrain.jsonl", "dev": "OpenKPBenchmarkDev.jsonl",
-             "dev_unseen": "OpenKPBenchmarkDevUnseen.jsonl",
-             "dev_unseen_templates": "OpenKPBenchmarkDevUnseenTemplates.jsonl",
-             "test_unseen_templates": "OpenKPBenchmarkTestUnseenTemplates.jsonl"}
+# "dev_unseen" -> "OpenKPBenchmarkDevUnseen.jsonl".
+FILENAMES = {split: f"OpenKPBenchmark{split.title().replace('_', '')}.jsonl" for split in SPLITS}
 INFO_FILENAME = "OpenKPBenchmarkInfo.json"
 # Each split's seed is `seed + offset`, so the splits never share a page.
 SEED_OFFSETS = {"train": 0, "dev": 1_000_003, "dev_unseen": 2_000_029,
@@ -99,7 +94,7 @@ _STYLE_CHANGES: Dict[str, Dict[str, Tuple[int, int, int, int]]] = {
     "blog": {"title": (30, 40, 1, 0), "h2": (22, 28, 1, 0)},
     "directory": {"label": (17, 20, 1, 1)},
 }
-_CUE_STYLES = ("title", "h2", "h3", "side_h")  # styles with has_heading
+_CUE_STYLES = tuple(name for name, style in _STYLES.items() if style[3])  # has_heading
 
 
 # ----------------------------------------------------------------------------- English words
@@ -563,17 +558,8 @@ _TEXTS = (MONTHS, PRODUCT_ADJECTIVES, PRODUCT_NOUNS, PRODUCT_FEATURES, STORE_WOR
 def english_words() -> List[str]:
   """Every English word the pages write, lower-case and sorted (no lexicon word is one, or an
   unseen split would show a seen name)."""
-  words: set = set()
-  stack: List[object] = [_TEXTS]
-  while stack:
-    item = stack.pop()
-    if isinstance(item, str):
-      words.update(w.lower() for w in item.split() if not w.startswith("{"))
-    elif isinstance(item, dict):
-      stack.extend(item.values())
-    else:
-      stack.extend(item)
-  return sorted(words)
+  return sorted({word.lower() for text in lexicon.strings(_TEXTS) for word in text.split()
+                 if not word.startswith("{")})
 
 
 _LEXICON_SEED = 6211
@@ -1471,14 +1457,10 @@ def split_plan(num_train: int, num_dev: int, seed: int = 0, preset: str = "bench
 def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,
                      train_families: Optional[Sequence[str]] = None,
                      preset: str = "benchmark") -> Dict[str, str]:
-  """Writes the five splits as JSONL files unless `INFO_FILENAME` shows the same arguments.
-
-  train: seen names, the preset's train families; dev: the same from another seed;
-  dev_unseen: unseen names; dev_unseen_templates and test_unseen_templates: unseen names and
-  the preset's held-out families. Every split has its own seed (`SEED_OFFSETS`). Returns
-  {split: path}; the file names are the same for every preset, and a directory written with
-  another preset is rewritten ("generator" names the preset; "openkp_benchmark" is the info
-  written before the presets, so those directories stay current).
+  """Writes the five splits of `split_plan` as JSONL files unless `INFO_FILENAME` shows the same
+  arguments; returns {split: path}. The file names are the same for every preset, and a
+  directory written with another preset is rewritten ("generator" names the preset;
+  "openkp_benchmark" is the info written before the presets, so those directories stay current).
 
   `train_families`: the families of the train split (None: the preset's; FAMILIES trains on
   the held-out families too, the ablation that measures what holding them out costs).
