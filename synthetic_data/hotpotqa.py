@@ -1,15 +1,12 @@
 """Synthetic HotpotQA (distractor setting) in the official JSON format: one generator, two presets.
 
-Every item is an invented world of people, towns, countries and companies whose facts are drawn
-afresh, written as one JSON array of {_id, question, answer, supporting_facts, context, type,
-level} that `tasks/hotpotqa/data.py` reads unchanged. Items are written by independent template
-families (`FAMILIES`: fact phrasings, date formats, question phrasings, where the answer
-sentences sit, distractor style); the `*_unseen_templates` splits use only `HELD_OUT_FAMILIES`
-and every unseen split names things from `UNSEEN_LEXICON`, so their scores measure reading, not
-template or name memory. Presets (`PRESETS`, knobs in `Preset`): "benchmark" (the default) is as
-long as the real benchmark (10 paragraphs, about 1,000 words an item); "short" is small, for
-fast tests. docs/synthetic_data/hotpotqa.md has the families, the length targets and what was
-measured.
+Every item is an invented world of people, towns, countries and companies, written as one JSON
+array of {_id, question, answer, supporting_facts, context, type, level} that
+`tasks/hotpotqa/data.py` reads unchanged. Template families (`FAMILIES`) phrase facts, dates and
+questions and place the answer sentences their own way; the `*_unseen_templates` splits use only
+`HELD_OUT_FAMILIES` and every unseen split names things from `UNSEEN_LEXICON`. Presets:
+`PRESETS`, knobs in `Preset`. docs/synthetic_data/hotpotqa.md has the families, the length
+targets and what was measured.
 
 Every answer is a span of a gold paragraph's supporting sentence or yes/no, and the supporting
 facts are exactly the sentences that state the needed facts (each item is checked: the answer
@@ -42,7 +39,6 @@ INFO_FILENAME = "benchmark_info.json"
 FILENAMES = {split: f"benchmark_{split}.json" for split in SPLITS}
 SEED_OFFSETS = {"train": 0, "dev": 1_000_003, "dev_unseen": 2_000_029,
                 "dev_unseen_templates": 4_000_037, "test_unseen_templates": 5_000_011}
-NAME_CHOICES = ("seen", "unseen")
 BRIDGE_KINDS = ("birth_country", "company_year", "company_town")
 COMPARISON_KINDS = ("town_country", "older", "born_first", "same_occupation")
 OCCUPATIONS = ("painter", "sculptor", "poet", "novelist", "composer", "architect", "engineer",
@@ -94,14 +90,8 @@ LEXICON = lexicon.build_lexicon(_LEXICON_SEED, _SOUNDS, _POOLS, max_length=9,
 # The names of the unseen-entity splits: same shapes, no word of LEXICON (but the affixes).
 UNSEEN_LEXICON = lexicon.build_unseen_lexicon(LEXICON, _UNSEEN_LEXICON_SEED, _SOUNDS, _POOLS,
                                               max_length=9, decorate=_decorate)
-
-
-def lexicon_for(names: str) -> lexicon.Lexicon:
-  """The lexicon of a `names` choice: "seen" (LEXICON, train and dev) or "unseen"."""
-  if names not in NAME_CHOICES:
-    raise ValueError(f"names must be one of {NAME_CHOICES}, got {names!r}")
-  return LEXICON if names == "seen" else UNSEEN_LEXICON
-
+# The `names` argument of `generate_examples` -> its lexicon.
+LEXICONS = {"seen": LEXICON, "unseen": UNSEEN_LEXICON}
 
 # ----------------------------------------------------------------------------- the world
 
@@ -191,11 +181,8 @@ class _World:
 
 
 # ----------------------------------------------------------------------------- fact templates
-# Family -> template name -> phrasings. Slots: person {name} {He} {he} {His} {his} {him} {was}
-# {a_occ} {lived} {birth} {death} {age} {town} {company} {direction}; town {town} {country}
-# {direction} {river} {year}; company {company} {a_industry} {industry} {town} {year}.
-# No literal run of four or more words is shared between a train and a held-out family (the
-# tests check this on rendered items), so held-out families are new phrasings, not new names.
+# Family -> template name -> phrasings; the slots are those `_fact_slots` fills. No run of four
+# or more words is shared between a train and a held-out family (tested on rendered items).
 
 FACT_TEMPLATES: Dict[str, Dict[str, Tuple[str, ...]]] = {
     "encyclopedic": {
@@ -404,10 +391,10 @@ class Family:
   """How one family lays out its paragraphs (the phrasings are in FACT_TEMPLATES).
 
   Leads are (weight, template name, facts the lead states); a fact no lead or combo states gets
-  its own sentence (`_UNITS`). `placement` says where the fact sentences go: "front" (right
-  after the lead), "spread" (anywhere) or "back" (second half of the paragraph).
-  `mention_rate` is the share of distractor paragraphs that mention a question entity in another
-  relation (the family's distractor style).
+  its own sentence (template "<kind>_<fact>", e.g. "person_birth"). `placement` says where the
+  fact sentences go: "front" (right after the lead), "spread" (anywhere) or "back" (second half
+  of the paragraph). `mention_rate` is the share of distractor paragraphs that mention a
+  question entity in another relation (the family's distractor style).
   """
   date: str
   person_leads: Tuple[Tuple[float, str, Tuple[str, ...]], ...]
@@ -418,11 +405,6 @@ class Family:
   # (probability, template name, facts): one sentence stating several non-lead facts.
   combos: Tuple[Tuple[float, str, Tuple[str, ...]], ...] = ()
 
-
-_UNITS = {"birth": "person_birth", "occupation": "person_occupation",
-          "birthplace": "person_birthplace", "founded": "person_founded",
-          "death": "person_death", "country": "town_country", "town": "company_town",
-          "established": "company_established"}
 
 FAMILY_SPECS: Dict[str, Family] = {
     "encyclopedic": Family(
@@ -854,7 +836,7 @@ def _paragraph(ctx: _Context, entity, mention=None) -> Tuple[List[str], Dict[str
       units.append((keys, rng.choice(templates[name]).format(**slots)))
       done.update(keys)
   for key in facts:
-    name = _UNITS[key]
+    name = f"{type(entity).__name__.lower()}_{key}"   # e.g. "person_birth", "town_country"
     # A family without a death template leaves the death unsaid; others say it now and then.
     if key not in done and name in templates and (key != "death" or rng.random() < 0.4):
       units.append(((key,), rng.choice(templates[name]).format(**slots)))
@@ -966,7 +948,7 @@ def _example(rng: random.Random, seed: int, index: int, split: str, names: str,
   """One item in the official format, sized by `preset`."""
   settings = PRESET_SETTINGS[preset]
   family_name = rng.choice(list(families))
-  w = _World(rng, lexicon_for(names))
+  w = _World(rng, LEXICONS[names])
   bridge = rng.random() < BRIDGE_SHARE
   kind = rng.choice(BRIDGE_KINDS if bridge else COMPARISON_KINDS)
   question, answer, gold = _question(w, kind, family_name)
@@ -1036,8 +1018,8 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
   """
   settings = writer.preset(PRESET_SETTINGS, preset)
   families = settings.train_families if families is None else families
-  families = writer.check_generator_arguments(num, split, SPLITS, names, NAME_CHOICES, families,
-                                              FAMILIES)
+  families = writer.check_generator_arguments(num, split, SPLITS, names, tuple(LEXICONS),
+                                              families, FAMILIES)
   rng = random.Random(seed)
   return [_example(rng, seed, i, split, names, families, preset) for i in range(num)]
 
@@ -1055,13 +1037,9 @@ def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0
   """Writes the five splits (JSON arrays) unless the info file shows they were written by this
   generator version with the same arguments and preset; returns {split: path}.
 
-  train: seen names, the preset's train families (num_train items); dev: the same, another
-  seed; dev_unseen: unseen names, train families; dev_unseen_templates and
-  test_unseen_templates: unseen names and the preset's held-out families (num_dev items each).
-  Each split has its own `random.Random`. Both presets use the same file names; the info file's
-  "generator" ("hotpotqa_benchmark" or "hotpotqa_short") records the preset, so a folder written
-  with one preset is rewritten when asked for the other.
-
+  The splits are those of `split_plan` (docs/synthetic_data/hotpotqa.md has the table). Both
+  presets use the same file names; the info file's "generator" ("hotpotqa_<preset>") records the
+  preset, so a folder written with one preset is rewritten when asked for the other.
   `train_families`: the families of the train split (None: the preset's; FAMILIES trains on the
   held-out families too, the ablation that measures what holding them out costs).
   """

@@ -1,18 +1,15 @@
 """Synthetic WikiHop (QAngaroo v1.1) data in the official JSON format: one generator, two presets.
 
-One JSON array per file; every item has `id` ("WH_<split>_<index>"), `query` ("<relation>
-<subject>", lower case, the relation's words joined by underscores), `candidates` (distinct
-lower-case names of the answer's kind, shuffled), `supports`, `answer` and, in every split but
-train, `annotations` (ignored by readers). Each item is a small invented world whose links are
-set once, so stated facts never disagree; the query is answered by one sentence or through a
-bridge entity in another document (`TWO_HOP_RATE`), and the other candidates appear in confuser
-and near-miss sentences, so counting mentions is a weak baseline. A template family
-(`FAMILIES`) has its own phrasing of the facts, document structure and distractor sentences;
-the `*_unseen_templates` splits use only `HELD_OUT_FAMILIES` and every unseen split names things
-from `UNSEEN_LEXICON`. Presets (`PRESETS`, knobs in `Preset`): "benchmark" (the default) has the
-real data's lengths (supports median 11, about 90 words each); "short" is small, for fast
-tests. docs/synthetic_data/wikihop.md has the families, the length targets and what was
-measured.
+One JSON array per file of {id, query ("<relation> <subject>", lower case), candidates
+(distinct lower-case names of the answer's kind, shuffled), supports, answer}, plus
+`annotations` in every split but train. Each item is a small invented world whose links are set
+once, so stated facts never disagree; the query is answered by one sentence or through a bridge
+entity in another document (`TWO_HOP_RATE`), and the other candidates appear in confuser and
+near-miss sentences, so counting mentions is a weak baseline. Template families (`FAMILIES`)
+phrase facts, structure documents and write distractors their own way; the
+`*_unseen_templates` splits use only `HELD_OUT_FAMILIES` and every unseen split names things
+from `UNSEEN_LEXICON`. Presets: `PRESETS`, knobs in `Preset`. docs/synthetic_data/wikihop.md
+has the families, the length targets and what was measured.
 
 The same arguments give identical records (one `random.Random(seed + offset)` per split, no
 `hash()`, fixed-order lists), in any process. Pure Python: never loads TensorFlow.
@@ -36,8 +33,7 @@ TRAIN_FAMILIES = FAMILIES[:3]  # the benchmark preset's (`Preset` has each prese
 HELD_OUT_FAMILIES = FAMILIES[3:]
 SPLITS = writer.SPLITS
 DEV_SEED_OFFSET = 1_000_003
-UNSEEN_DEV_SEED_OFFSET = 2_000_003
-SEED_OFFSETS = {"train": 0, "dev": DEV_SEED_OFFSET, "dev_unseen": UNSEEN_DEV_SEED_OFFSET,
+SEED_OFFSETS = {"train": 0, "dev": DEV_SEED_OFFSET, "dev_unseen": 2_000_003,
                 "dev_unseen_templates": 4_000_037, "test_unseen_templates": 5_000_011}
 FILENAMES = {split: f"benchmark_{split}.json" for split in SPLITS}
 INFO_FILENAME = "benchmark_info.json"
@@ -671,12 +667,7 @@ class _Entity:
 
 
 class _World:
-  """The entities of one item: unique names, links set once, so the facts never disagree.
-
-  Every name comes from `names` (LEXICON or UNSEEN_LEXICON) and the shared English words
-  ("Lake", "River", COMPANY_SUFFIXES). People, companies and bodies of water have two-word
-  names; so do some towns and regions.
-  """
+  """The entities of one item: unique names, links set once, so the facts never disagree."""
 
   def __init__(self, rng: random.Random, names: lexicon.Lexicon):
     self.rng = rng
@@ -1170,24 +1161,16 @@ def split_plan(num_train: int, num_dev: int, seed: int = 0, preset: str = "bench
 def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,
                      train_families: Optional[Sequence[str]] = None,
                      preset: str = "benchmark") -> Dict[str, str]:
-  """Writes the five splits unless the info file shows they were written with the same
-  arguments (the preset included) by this generator version.
+  """Writes the five splits of `split_plan` (docs/synthetic_data/wikihop.md has the table)
+  unless the info file shows they were written with the same arguments (the preset included) by
+  this generator version; returns {split: path}.
 
-  train (seen names, the train families, `num_train` items), dev (seen names) and dev_unseen
-  (unseen names) in the preset's train families, dev_unseen_templates and test_unseen_templates
-  (unseen names) in its held-out families, `num_dev` items each, every split from its own
-  `random.Random(seed + offset)`. The info file is written last, so an interrupted run leaves
-  no info file that matches. Its "generator" names the preset, so a folder written with one
-  preset is rewritten when another is asked for; the benchmark preset's info
-  ("wikihop_benchmark") is exactly what this generator wrote before it had presets, so those
-  folders are reused as they are.
-
+  The info file's "generator" ("wikihop_<preset>") names the preset, so a folder written with
+  one preset is rewritten when another is asked for; the benchmark preset's info is exactly what
+  this generator wrote before it had presets, so those folders are reused as they are.
   `train_families`: the families of the train split (None: the preset's train families;
   FAMILIES trains on the held-out families too, the ablation that measures what holding them
   out costs). `preset`: one of PRESETS.
-
-  Returns:
-    {split: path} for the five splits.
   """
   plan = split_plan(num_train, num_dev, seed, preset, train_families)
   info = {"generator": f"wikihop_{preset}", "generator_version": GENERATOR_VERSION,
