@@ -20,17 +20,11 @@ records of a shard depend only on the input and num_shards, so any number of wor
 same records. One conversion at a time may write a directory. The machinery is the encoder
 library's (etc_realformer.data.sharded_conversion); this module adds the task's reader counts.
 
-Duplicate ids. Every copy of an id goes to one part, where the reader's duplicate check handles it
-as within one file (NQ, HotpotQA, WikiHop skip later copies and count them; OpenKP keeps the last
-record of a url and counts the replacement). Copies in different input files reach different
-parts when whole files are parts (NQ with at least as many files as shards), so each done file
-also keeps the ids its reader took, by input file (`ids`), and `merge` compares the shards: an
-id in more than one shard stops the conversion with a ValueError naming the first ids, their
-shards and input files, and how many there are. No task keeps two records of an id, and the
-shards are already written: going on would train on both copies, or drop one that no count
-shows. The shards stay done (a new call fails the same way at once); fix the input, or convert
-with one shard (or, for several files, more shards than files: every part then reads every
-file and routes records by id, so the copies meet).
+Duplicate ids. Every copy of an id goes to one part, where the reader's duplicate check handles
+it. When whole files are parts (NQ with at least as many files as shards), copies in different
+files reach different parts: each done file then also keeps the ids its reader took, by input
+file (`ids`), and `merge` stops with a ValueError naming the ids found in more than one shard
+(why, and the fixes: docs/file_formats.md, "Duplicate ids in a sharded conversion").
 """
 
 import collections

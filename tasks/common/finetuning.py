@@ -14,16 +14,10 @@ resumable model.fit; the `Task` scores dev and exports after it. With several tr
 as one) or only its own shards ("shards").
 
 With several workers (Horovod ranks, multi-worker tf.distribute) sharing one output directory,
-only the chief (worker 0) prepares the vocabulary and converts the training file; it records
-what it prepared in <output_dir>/preparation.json (`PREPARATION_FILE`): the launch (a random
-token the chief hands to every worker at start-up), a fingerprint of the settings (training
-files with sizes and times, vocabulary source, tokenizer, feature config, number of shards) and
-"preparing", "done" or "failed" with the chief's error. The other workers first check whether
-everything is already there (a resumed run, or `python -m tasks.<task> convert` run before
-launch) and otherwise wait for the chief's "done" of this launch (`wait_for_chief`, logging
-every minute, up to `train.conversion_wait_seconds`), then take the chief's files without
-writing anything. A marker of an earlier launch (e.g. of a chief killed mid-conversion) is never
-trusted; the conversion itself resumes from its finished shards when the command runs again.
+only the chief (worker 0) prepares the vocabulary and converts the training file, recording it
+in <output_dir>/preparation.json (`PREPARATION_FILE`) under this launch's token; the others
+reuse what is already there or wait for the chief's "done" (`wait_for_chief`), then take its
+files without writing anything. The marker, the wait and the fixes: docs/gpu_training.md.
 
 `train.init_checkpoint` is read by `etc_realformer.training.initialization.make_initializer`:
 this package's encoder checkpoint, an official ETC `model.ckpt` prefix, or a BERT folder (lifted

@@ -1,29 +1,13 @@
 """Model outputs on the task's features -> HotpotQA predictions, by the rules of Google's
 HotpotQA prediction code (etcmodel/models/hotpotqa/eval_utils.py, "span" answers).
 
-Per example (its official features f and the four head outputs):
-  supporting facts: every global token with sigmoid(sp_logit) >= threshold that is a sentence
-    token (global_paragraph_ids and global_sentence_ids both >= 0) gives
-    [title of paragraph global_paragraph_ids, global_sentence_ids]. No "at least one" rule.
-  answer type: argmax of the answer-type logits (the lowest index on a tie); 1 -> "yes",
-    2 -> "no".
-  span answer: the 50 most probable begins and the 50 most probable ends (softmax over all L
-    positions, ties to the lower position); a pair counts when both pieces are of type title or
-    sentence (long_token_type_ids 1 or 2, so the long [CLS] too), lie in the same title or
-    sentence (long_sentence_ids), begin <= end, at most 30 pieces, and the owning token is
-    predicted supporting (looked up at long_sentence_ids[begin]; -1 reads the last global
-    token, as numpy indexing does). The pair with the largest begin prob x end prob wins (a tie
-    goes to the larger begin, then end); none -> "".
-  answer text, WordPiece: the whitespace words long_tokens_to_unigrams[begin..end] of that
-    title or sentence, joined with spaces, narrowed to the detokenized pieces by BERT's
-    `get_final_text` alignment; SentencePiece: the pieces joined back.
-The threshold is chosen as Google's final evaluation chooses it: 0.0, 0.1, ..., 1.0, the first
-with the best joint F1.
-
-Option `min_supporting_facts` (features section; not Google's, 0 in the etc configs): when fewer
-sentence tokens than that pass the threshold, the most probable other sentence tokens are
-predicted supporting too (the lower position on a tie), both as supporting facts and for the
-span's owner; the threshold search decodes with it.
+Supporting facts are the sentence tokens whose sigmoid(sp_logit) passes the threshold, the
+answer type is the argmax of its logits, and a span answer is the best of the top 50 begins x
+top 50 ends that lie in one predicted-supporting title or sentence; the threshold is chosen as
+Google's final evaluation chooses it (0.0, 0.1, ..., 1.0, the first with the best joint F1).
+Every rule and tie: docs/official_layouts/hotpotqa.md, "Decoding". Option `min_supporting_facts`
+(not Google's) predicts at least that many supporting facts, the most probable sentences when
+fewer pass the threshold.
 """
 
 import dataclasses
@@ -104,11 +88,9 @@ def candidate_spans(f: Dict[str, np.ndarray], output: ExampleOutput, supporting:
     if types[b] not in allowed:
       continue
     for e in ends:
-      if owners[b] != owners[e] or not supporting[owners[b]]:
-        continue
-      if b > e or e - b + 1 > max_answer_pieces:
-        continue
-      spans.append((float(begin_probs[b] * end_probs[e]), (int(b), int(e))))
+      if (owners[b] == owners[e] and supporting[owners[b]] and b <= e
+          and e - b + 1 <= max_answer_pieces):
+        spans.append((float(begin_probs[b] * end_probs[e]), (int(b), int(e))))
   return spans
 
 
@@ -167,7 +149,7 @@ def pieces_text(tokens: Sequence[str]) -> str:
 
 
 def span_text(example: HotpotExample, f: Dict[str, np.ndarray], span: Span, tokenizer) -> str:
-  """The answer text of a long span (see the module docstring)."""
+  """The answer text of a long span (docs/official_layouts/hotpotqa.md, "Decoding")."""
   begin, end = span
   tokens = tokenizer.id_to_token(f["long_token_ids"][begin:end + 1].tolist())
   if tokenizer.kind != "wordpiece":

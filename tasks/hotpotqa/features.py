@@ -2,46 +2,18 @@
 
 One record becomes one feature dict holding exactly the tf.Example features of Google's
 HotpotQA converter (etcmodel/models/hotpotqa, "span" answers), under its names and with its
-values. Sequence (L = long_seq_len, G = global_seq_len):
+values:
 
   global: [CLS] | one token per question piece | per paragraph: PARAGRAPH, title, sentences
   long:   [CLS] | question pieces              | per paragraph: title pieces, sentence pieces
 
-  global ids: [CLS] 101, question 3, PARAGRAPH 5, title and sentence 1 (WordPiece); 40, 41,
-    43 and 1 with SentencePiece. global_token_type_ids are all 0.
-  long_token_type_ids: [CLS] 1, question 3, title 2, sentence 1.
-  long_sentence_ids [L]: global index of the token owning each piece (question piece -> its
-    question token, title/sentence piece -> its title/sentence token), -1 for [CLS].
-  long_paragraph_ids [L]: global index of the piece's PARAGRAPH token, -1 for [CLS] and
-    question pieces.
-  long/global_paragraph_breakpoints: 1 on the last token of [CLS], of the question and of
-    each paragraph.
-  long_tokens_to_unigrams [L]: index of the piece's whitespace word within its title or
-    sentence; -1 for [CLS] and question pieces (WordPiece only).
-  global_paragraph_ids [G]: index of the paragraph in the record (PARAGRAPH, title, sentence
-    tokens), else -1; global_sentence_ids [G]: sentence counter within the paragraph (sentence
-    tokens), else -1.
-  supporting_facts [G]: 1 on the PARAGRAPH and title tokens of a supporting paragraph and on
-    supporting sentence tokens.
-  answer_types [1]: 0 span, 1 "yes", 2 "no"; answer_begins / answer_ends [1]: the inclusive
-    long span of the answer, (0, 0) when none was found.
-  unique_ids / type / level [1], long_tokens [n_long], global_tokens [n_global]: strings.
-Padding: ids, types and breakpoints 0, the other int features -1; strings are not padded.
-
-Google's quirks, reproduced: no cap on question or title length; a title or sentence that does
-not fit (long or global) is skipped whole and later shorter ones still get in; a skipped
-sentence does not advance the sentence counter, so the next kept one takes its number; an
-answer span found in a skipped sentence keeps the offset where that sentence would have gone;
-"yes"/"no" answers are also searched as text; the answer is searched in supporting titles too;
-spans are sorted by their end and the first kept. Training drops a record without any
-supporting-fact token, and one whose answer is not exactly "yes"/"no" when no span was found or
-the first span ends past the long input. docs: docs/official_layouts/hotpotqa.md.
-
-Options that are not Google's (ConverterOptions, from the `features:` section; off by default and
-in the etc configs, on in the tiny demo where they measurably help): caps on question and title
-pieces, truncation of the longest paragraphs first (trailing sentences), and the question
-pieces' own ids on their global tokens. The features keep Google's names, kinds and meanings;
-only which pieces and sentences are written, and the question tokens' ids, change.
+Every feature, its length, padding and meaning: docs/file_formats.md ("TFRecords of the official
+layouts", HotpotQA). Google's quirks are reproduced (a title or sentence that does not fit is
+left out whole, the sentence counter does not advance over it, ...) and listed in
+docs/official_layouts/hotpotqa.md, with the options that are not Google's (ConverterOptions,
+from the `features:` section; off by default, on in the tiny demo). The options change only
+which pieces and sentences are written and the question tokens' ids, never a feature's name,
+kind or meaning.
 """
 
 import collections
@@ -230,16 +202,10 @@ class _Builder:
 
 @dataclasses.dataclass(frozen=True)
 class ConverterOptions:
-  """What the converter may do differently from Google's (the defaults are Google's; the
-  HotpotFeatureConfig options of the same names).
-
-  max_question_pieces / max_title_pieces: > 0 keeps at most that many pieces of the question /
-    of each title (0: no cap). An answer found in the cut-off part of a title is not found.
-  truncate_longest_paragraphs: which titles and sentences are written is decided first
-    (`keep_longest_first`: trailing sentences of the longest paragraphs go first) instead of by
-    Google's rule (every item that does not fit when it comes is left out). The answer is then
-    searched in written items only: a left-out sentence has no long position to point at.
-  question_piece_global_ids: a question piece's global token carries the piece's id.
+  """What the converter may do differently from Google's: the HotpotFeatureConfig options of the
+  same names (the defaults are Google's). An answer found in the cut-off part of a title is not
+  found; with truncate_longest_paragraphs (`keep_longest_first`) the answer is searched in
+  written items only, since a left-out sentence has no long position to point at.
   """
   max_question_pieces: int = 0
   max_title_pieces: int = 0
@@ -325,7 +291,7 @@ def convert_example(example: HotpotExample, tokenizer: TextTokenizer, long_len: 
                     global_len: int, is_training: bool, debug: bool = True,
                     tokenized: Optional[List[TokenizedText]] = None,
                     options: ConverterOptions = GOOGLE) -> Dict[str, Any]:
-  """The features Google's converter writes for one record (see the module docstring).
+  """The features Google's converter writes for one record (docs/file_formats.md).
 
   is_training adds the labels and may raise Dropped; otherwise (or with debug) the decoding
   features long_tokens_to_unigrams (WordPiece), global_paragraph_ids and global_sentence_ids

@@ -1,24 +1,10 @@
 """HotpotQA (distractor setting) answer, supporting-fact and joint metrics.
 
-Pure Python re-implementation of the scoring rules of the official HotpotQA
-evaluation, giving the same numbers:
-
-* Answers are normalised (lower case, punctuation dropped, the articles
-  a/an/the dropped, white space collapsed) and scored by exact match and by
-  bag-of-tokens precision, recall and F1. When either normalised side is
-  "yes", "no" or "noanswer" and the two sides differ, P/R/F1 are 0.
-* Supporting facts are sets of (title, sentence index) pairs scored by exact
-  match and set precision, recall and F1.
-* Joint precision and recall are the products of the answer and the
-  supporting-fact values; joint F1 is recomputed from them; joint EM is the
-  product of the two EMs.
-
-Every metric is averaged over all gold ids; an id that has no prediction
-scores 0 on the metrics it lacks (and on the joint metrics).
-
-Prediction format: {"answer": {id: text}, "sp": {id: [[title, index], ...]}}.
-Gold format: the official JSON list of records with `_id`, `answer` and
-`supporting_facts`.
+Pure Python re-implementation of the scoring rules of the official HotpotQA evaluation, giving
+the same numbers: answer EM and bag-of-tokens P/R/F1 on normalised strings, supporting-fact EM
+and set P/R/F1 on (title, sentence index) pairs, and joint metrics from the two, each averaged
+over all gold ids (an id without a prediction scores 0). Formats, normalisation and every rule:
+docs/file_formats.md, "HotpotQA".
 """
 
 import collections

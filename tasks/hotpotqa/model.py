@@ -1,34 +1,14 @@
 """The HotpotQA model: Google's feature names in, Google's heads and loss.
 
-Encoder inputs, derived from Google's eight inference features the way its model derives its
-attention (multihop side inputs, non-flat sequence):
-  token_ids = long_token_ids, segment_ids = long_token_type_ids, global_token_ids,
-  global_segment_ids = global_token_type_ids, sentence_ids = long_sentence_ids (-1: [CLS]).
-  Contexts (the encoder's long/global_paragraph_ids): a global token's context is the number of
-  global breakpoints before it ([CLS] 0, question 1, paragraphs 2, 3, ...); a long piece takes
-  the context of its PARAGRAPH token (long_paragraph_ids), a question piece that of its own
-  token (long_sentence_ids), the long [CLS] context 0.
-  ignore_hard_g2l_mask: the global [CLS] (position 0, the only token Google's converter gives
-  the CLS id) and the PARAGRAPH tokens (those named by some long_paragraph_ids) see beyond the
-  pieces they own: the [CLS] everything, a PARAGRAPH token the pieces of its paragraph.
-  l2g_linked_ids = long_paragraph_ids: a piece's relation to its PARAGRAPH token is "own".
-On real tokens these give exactly Google's eight side inputs (tests/test_hotpotqa_layout.py); padding tokens attend only to themselves here (to other padding in Google's).
-Google's long_paragraph_ids / global_paragraph_ids mean something else than the encoder's
-features of the same names, so the records are never passed to the encoder as they are.
-
-Heads (run_finetuning_lib.build_model, "span" answers):
-  sp_logits [B, G] = Dense(1)(global_output); answer_type_logits [B, 3] = Dense(3) of the
-  global [CLS] output; begin_logits / end_logits [B, L] = Dense(2)(long_output).
-Loss: the plain mean of four terms, nothing masked: supporting facts (sigmoid cross-entropy
-summed over all G global positions, then the batch mean), answer type (cross-entropy), begin and
-end (softmax cross-entropy over all L long positions, for every example, yes/no ones too),
-each against one-hot targets, so that a target outside [0, L) (a yes/no answer whose text span
-lies past the long input) adds 0, as in Google's code.
-
-Option `span_loss_in_sentences` (features section; not Google's, off in the etc configs): the
-begin and end softmaxes run over the title and sentence pieces only (the others set to -10000),
-and a target outside them (a yes/no answer's (0, 0)
-on the [CLS]) adds 0, as a target past L does.
+Encoder inputs are derived from Google's eight inference features the way its model derives its
+attention (multihop side inputs, non-flat sequence); on real tokens they give exactly Google's
+eight side inputs (tests/test_hotpotqa_layout.py), and padding tokens attend only to themselves
+here (to other padding in Google's). Google's long_paragraph_ids / global_paragraph_ids mean
+something else than the encoder's features of the same names, so the records are never passed
+to the encoder as they are. Heads and loss are those of run_finetuning_lib.build_model ("span"
+answers); option `span_loss_in_sentences` (not Google's) runs the begin and end softmaxes over
+the title and sentence pieces only. Every input, head and loss term:
+docs/official_layouts/hotpotqa.md, "Model".
 """
 
 from typing import Any, Dict, Union

@@ -2,35 +2,15 @@
 of Google's etcmodel/models/nq (run_nq_lib.py process_prediction, eval_nq_lib.py with the run_nq.py
 defaults: span_selection_method "joint", consider_answer_type, max_short_answer_len 32).
 
-Per window and per output (sa_start, sa_end, la_start, la_end):
-  - the TOP_K (50) long positions with the highest logits (ties: lower position first);
-  - each scored logit / logit at position 0 (the [CLS]) -- a ratio, not a log-probability: with
-    a negative logit at [CLS] a lower logit scores higher; kept as Google computes it;
-  - mapped to its document token through token_pos, dropping positions with token_pos -1
-    (question, [SEP], padding).
-The (score, token) pairs of all windows are pooled per output, in window order. The answer-type
-logits are those of the example's LAST window (each window overwrites the previous one's).
-
-Joint selection:
-  - start = the pair with the highest (score, token) (a tie in score goes to the later token);
-    none -> score 0 at token 0;
-  - long end = the first highest-scoring pair with token >= long start; none -> the best pair
-    overall, start and end swapped into order; no pairs at all -> 0 at token 0;
-  - short end likewise with start <= token < start + 32; none -> the best pair overall;
-  - long answer [start, end + 1) and one short span [min, max + 1), byte offsets -1 (tokens
-    only); scores: start score + end score.
-Answer type (argmax of the logits, first maximum): yes / no -> no short spans and yes_no_answer
-"yes" / "no"; null, long and short change nothing (Google's "long" case writes a misspelled key,
-which the scorer ignores, so short spans stay).
-
-An example without windows (its record could not be converted) gets a null answer; non-finite
-scores (a [CLS] logit of exactly 0) become the lowest finite score, so the JSON stays valid.
-
-Option `snap_long_answers_to_candidates` (features section; off in the etc_base / etc_large
-configs, where Google's rules are the point): the long answer becomes the smallest candidate
-(nested ones included) holding the whole predicted span, else the top-level candidate holding
-its start token, with that candidate's byte offsets. The scorer counts a long answer only when it equals a candidate span
-exactly, and a start-to-end span rarely does.
+Per window and output, the 50 best long positions are scored (logit / logit at [CLS], a ratio
+kept as Google computes it) and mapped to document tokens through token_pos; the pairs of all
+windows are pooled, the answer type is the last window's, and the joint selection picks the
+long answer and one short span. Every rule, its ties and Google's quirks:
+docs/official_layouts/nq.md, "Prediction". An example without windows (its record could not be
+converted) gets a null answer; non-finite scores become the lowest finite score, so the JSON
+stays valid. Option `snap_long_answers_to_candidates` (not Google's) snaps the long answer to a
+candidate (`snap_long_answer`): the scorer counts a long answer only when it equals a candidate
+span exactly, and a start-to-end span rarely does.
 """
 
 import dataclasses
@@ -100,7 +80,7 @@ def _end(pairs: Pairs, start: int, width: Optional[int]) -> Optional[Tuple[float
 
 
 def _joint_span(starts: Pairs, ends: Pairs, width: Optional[int]) -> Tuple[float, int, int]:
-  """(start score + end score, first token, last token) of one answer (module docstring)."""
+  """(start score + end score, first token, last token) of one answer."""
   start_score, start = _best(starts) if starts else (0.0, 0)
   end = _end(ends, start, width)
   if end is None:
@@ -111,7 +91,7 @@ def _joint_span(starts: Pairs, ends: Pairs, width: Optional[int]) -> Tuple[float
 
 
 def joint_prediction(pooled: Dict[str, object], example_id) -> dict:
-  """The prediction entry of one example (see the module docstring)."""
+  """The prediction entry of one example (docs/official_layouts/nq.md, "Prediction")."""
   la_score, la_first, la_last = _joint_span(pooled["la_start"], pooled["la_end"], None)
   sa_score, sa_first, sa_last = _joint_span(pooled["sa_start"], pooled["sa_end"],
                                             MAX_SHORT_ANSWER_LEN)
@@ -157,7 +137,7 @@ def snap_long_answer(entry: dict, example: NqExample) -> dict:
 def decode_example(example_id, outputs: Sequence[WindowOutput], token_pos: Sequence[np.ndarray],
                    snap_to: Optional[NqExample] = None) -> dict:
   """One example's entry from its windows' outputs and token_pos [L] arrays; with `snap_to`
-  (the example), the long answer snapped to a candidate (see the module docstring)."""
+  (the example), the long answer snapped to a candidate (docs/official_layouts/nq.md)."""
   if not outputs:
     return null_prediction(example_id)
   entry = joint_prediction(pool_windows(outputs, token_pos), example_id)

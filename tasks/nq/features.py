@@ -10,37 +10,13 @@ include_html_tokens; Google's Beam steps always include them); a text token beco
 pieces (tokenized on its own). Every piece keeps its candidate index and document token.
 Labels come from the first annotation only.
 
-Stage 2, the windows (`windows`), Q = min(question pieces, question_len), doc_len = L - Q - 3:
-
-  token_ids [L]:        [CLS] q_1..q_Q [SEP] | doc_len document pieces | [SEP] | padding (0)
-  candidate_ids [L]:    -1 for the preamble | candidate index per piece | -1 for [SEP], padding
-  token_pos [L]:        -1 for the preamble | document token per piece  | -1 for [SEP], padding
-  long_breakpoints [L]: 1 on the final [SEP] only
-  global_token_ids [G]: [CLS] | 35 x (Q + 1) | 1 per candidate run in the window | 0 for the run
-                        of -1 after the document (final [SEP] + padding) | padding (0)
-  sentence_ids [L]:     the preamble maps to global 0 .. Q + 1 (so [SEP] -> the last question
-                        token); a piece to the global token of its candidate run; the final
-                        [SEP] and padding to the extra 0 token; once G global tokens are used,
-                        everything after maps to global G - 1
-  global_type_id [G]:   1 CLS, 2 question, 0 candidate (and the extra token, and padding)
-  global_candidate_ids / global_token_pos_start / _end [G]: the candidate of each candidate
-                        token and its first / last document token (over the whole document, not
-                        the window); -1 / 0 / 0 elsewhere
-  global_breakpoints [G]: 1 on the last global token used (the extra 0 token when it fits)
-  sa_start, sa_end, la_start, la_end [1]: long positions of the first piece of the answer's first
-                        token / the last piece of its last token; 0 when that token is not in the
-                        window (each end on its own: one end may be 0 and the other not)
-  answer_type [1]:      the example's (0 null, 1 yes, 2 no, 3 long, 4 short, -1 no annotation),
-                        set to 0 when a short (long) answer has both ends 0 in the window; yes and
-                        no are never reset, even when the answer is outside the window
-  la_global [1]:        sentence_ids[la_start] when la_start or la_end is not 0, else 0
-  unique_ids [1]:       the example id; question_ids [all question pieces, not truncated]
-
-Windows start at 0, stride, 2 * stride, ... while start < max(P - doc_len, 0) + stride (P
-document pieces). Training drops answerless windows (answer_type 0) unless a draw falls under
-the keep rate (`include_unknown_rate`, or `include_unknown_rate_for_unanswerable` for examples
-without any answer, by default 4x the former): the draw is a fixed function of the example id
-and window here (Google draws from Python's `random`), so the rates match but not which windows.
+Stage 2, the windows (`windows`): Q = min(question pieces, max_question_pieces) and doc_len =
+L - Q - 3; each window is [CLS] q_1..q_Q [SEP] | doc_len document pieces | [SEP] | padding, with
+one global token per candidate run. Every feature, its length and meaning: docs/file_formats.md
+("TFRecords of the official layouts", Natural Questions); the window starts, the labels per
+window and Google's other quirks: docs/official_layouts/nq.md. Training drops answerless windows
+unless a fixed draw from the example id and window falls under the keep rate (`window_keep`;
+Google draws from Python's `random`, so the rates match but not which windows).
 """
 
 import dataclasses

@@ -3,45 +3,14 @@ r"""Natural Questions from TensorFlow Datasets, back in the official raw NQ JSON
   python -m tasks.nq.tfds_records --tfds=natural_questions --tfds_data_dir=<dir> \
       --split=validation --output=nq-dev.jsonl.gz
 
-TFDS's `natural_questions` dataset (config "default") keeps, per example: id; document {title,
-url, html, tokens {token, is_html}}; question {text, tokens}; annotations {id, long_answer
-{start_token, end_token, start_byte, end_byte}, short_answers {start_token, end_token,
-start_byte, end_byte, text}, yes_no_answer (-1 NONE, 0 NO, 1 YES)}. It has no
-`long_answer_candidates`, no `candidate_index` and no byte offsets of the document tokens, which
-the NQ converter (tasks/nq/data.py) needs. `tfds_example_to_nq_record` rebuilds them:
-
-Long-answer candidates (`candidates_from_tokens`). Every element opened by an html token of one
-of the block tags <P>, <Table>, <Tr>, <Ul>, <Ol>, <Dl>, <Li>, <Dd>, <Dt> (names compared without
-case) and closed by its matching closing token is a candidate: [index of the opening token,
-index of the closing token + 1). Candidates are listed in document order of their opening
-tokens; `top_level` is true when no other candidate element is open around it. A closing token
-closes the innermost open element of its name; candidate elements left open inside it, or still
-open at the end of the document, and closing tokens with no open element, give no candidate
-(counted as "unclosed candidate element" / "unmatched closing tag" notes). This is the rule of
-NQ's data description (long answers are paragraphs, tables, table rows, lists and list items,
-i.e. those nine tags, and the candidates can be derived from the token sequence). It reproduces
-the candidates of every synthetic page exactly (tests/test_tfds_sources.py); it has not been
-compared with the official files, whose lists come from Google's own pipeline and could differ
-on malformed html (unclosed or misnested tags) or leave out elements the rule includes (e.g.
-empty ones). A long answer that is not one of the rebuilt candidates makes
-the record unusable (it is skipped, counted under "long answer is not a rebuilt candidate").
-
-Byte offsets of the tokens (`align_tokens`). They are found in the document html (UTF-8), left to
-right: an html token at the next tag of the same name and kind (opening or closing), the whole
-tag "<p class=...>" as in the official files; a text token at its next occurrence outside tags,
-as written or html-escaped ("&amp;", "&quot;", "&#39;", ...). The byte offsets TFDS kept (the
-starts and ends of every long and short answer) are exact and are used as anchors: the token
-at such a span's start takes its start_byte and the token at its end its end_byte. A token
-found nowhere after the previous one gets the empty range at the current position (counted as
-"token bytes approximated"). So: every start_byte / end_byte of an annotation is exact; those of
-candidates and other tokens are exact whenever the html holds the tokens in order in one of the
-forms above (always, for html built from the tokens), else approximations.
-
-Other fields: example_id and annotation_id become integers when they are integer strings (as in
-the official files), else stay strings; the short answers' `text` is dropped (the official
-format has none); yes_no_answer -1/0/1 -> "NONE"/"NO"/"YES". Every written record is checked with
-the NQ reader's own checks (`tasks.nq.data.parse_record`); a record that fails is skipped and
-counted under its reason.
+TFDS's `natural_questions` (config "default") has no long-answer candidates, no
+`candidate_index` and no token byte offsets, which the NQ reader (tasks/nq/data.py) needs.
+`tfds_example_to_nq_record` rebuilds them: candidates from the html tokens by NQ's block-tag
+rule (`candidates_from_tokens`), token byte offsets by searching the html (`align_tokens`, the
+annotations' exact offsets as anchors). Every written record passes the reader's checks
+(`tasks.nq.data.parse_record`); the others are skipped and counted under their reason. The
+rules, and where the result can differ from the official files: docs/tasks.md, "From
+TensorFlow Datasets".
 """
 
 import bisect
@@ -87,7 +56,7 @@ def _tag(token: str) -> Optional[Tuple[bool, str]]:
 
 def candidates_from_tokens(tokens: Sequence[str], is_html: Sequence[bool],
                            notes: Optional[collections.Counter] = None) -> List[Dict[str, Any]]:
-  """The long-answer candidates of a document by NQ's block-tag rule (module docstring).
+  """The long-answer candidates of a document by NQ's block-tag rule (docs/tasks.md).
 
   Args:
     tokens: the document tokens.
@@ -186,7 +155,7 @@ def align_tokens(html: bytes, tokens: Sequence[str], is_html: Sequence[bool],
                  known_starts: Optional[Mapping[int, int]] = None,
                  known_ends: Optional[Mapping[int, int]] = None,
                  notes: Optional[collections.Counter] = None) -> Tuple[List[int], List[int]]:
-  """Byte offsets [start, end) of every token in the UTF-8 html (see the module docstring).
+  """Byte offsets [start, end) of every token in the UTF-8 html (docs/tasks.md).
 
   Args:
     html: the document html as UTF-8 bytes.
@@ -308,7 +277,7 @@ def tfds_example_to_nq_record(example: Mapping[str, Any],
   Args:
     example: the example (strings as bytes or str; sequences as arrays, lists or ragged
       tensors).
-    notes: a Counter that gets the approximation notes (module docstring).
+    notes: a Counter that gets the approximation notes (docs/tasks.md).
 
   Returns:
     {example_id, question_text, question_tokens, document_title, document_url, document_html,

@@ -1,23 +1,13 @@
 """OpenKP model outputs -> the leaderboard's JSONL lines, as Google's prediction code picks the
 phrases (etcmodel/models/openkp/eval_utils.py and run_finetuning.py, `_process_prediction`).
 
-Rules:
-  1. ngram_logits [5, L]: cell (n - 1, s) scores the n words starting at word s. The
-     `max_position_predictions` (100) highest cells are taken, best first. Cells masked to
-     -10000 (phrases past the input) are not excluded: on a short page they fill the list
-     after the real ones.
-  2. Each cell becomes the words s .. s+n-1 of the page's `text.split(' ')`, joined by one
-     space and lower-cased. A slice past the end of the text is shortened (or empty); an empty
-     phrase is skipped. Word indices count the VDOM elements' words, which are the text's when
-     the elements tile it.
-  3. Phrases are de-duplicated in order; the first 5 (`max_kp_predictions`) are the prediction.
-  4. The prediction line is {"url": url, "KeyPhrases": [[phrase], ...]}: each phrase one string.
-
-Ties: Google takes the top cells with numpy's argpartition (which of several equal logits it
-keeps is unspecified) and then sorts them stably by logit; here equal logits are ordered by
-their flat index (n first, then the start word), so the -10000 cells come 1-grams first, left
-to right. With fewer than 100 cells (long length < 20) all are taken (Google's argpartition
-would fail).
+The `max_position_predictions` (100) highest cells of ngram_logits [5, L] (cell (n - 1, s): the
+n words from word s), best first, become the lower-cased words of the page's `text.split(' ')`;
+empty phrases are skipped, duplicates dropped, and the first 5 (`max_kp_predictions`) make the
+line {"url": url, "KeyPhrases": [[phrase], ...]}. The -10000 cells are not excluded (on a short
+page they fill the list), and equal logits are ordered by their flat index, where Google's
+argpartition leaves the order unspecified. Every rule: docs/official_layouts/openkp.md,
+"Decoding".
 """
 
 from typing import Dict, List, Sequence, Tuple

@@ -3,46 +3,18 @@
 Google's converter (etcmodel/models/openkp/generate_examples_lib.py, VDOM mode, run by
 generate_examples.py) makes one tf.Example per page line. This module computes the same
 features, under the same names, with the same values and lengths, from the raw JSON record:
+the url's code points, up to 3 labels (first word and length of each key phrase found), the
+word pieces of the kept VDOM elements' words with their word and element indices, and per
+element (one global token each) its own and its parent's visual features. Every feature, its
+kind, length and meaning: docs/file_formats.md ("TFRecords of the official layouts", OpenKP).
 
-  url_code_points [U]            the url's Unicode code points, -1 padding (U = url_max_code_points)
-  label_start_idx [3]            first word of each key phrase found, -1 padding
-  label_phrase_len [3]           its number of words, -1 padding
-  long_token_ids [L]             word pieces of the kept VDOM elements' words, 0 padding
-  long_word_idx [L]              word of each piece (words of the elements, counted from 0)
-  long_vdom_idx [L]              element (= global token) of each piece
-  long_input_mask [L]            1 on pieces
-  long_word_input_mask [L]       1 on the first num_words positions (one per word, pieces or not)
-  long_word_first_occurrence [5 * L]   row k-1: for each word position i, where the k-gram
-                                 starting at i first occurs (see `_first_occurrences`)
-  global_token_ids [G]           1 everywhere, padding included
-  global_input_mask [G]          1 on the kept elements
-  global_{x_coords, y_coords, widths, heights} [G] float32, and global_parent_* of the same
-  global_font_ids, global_parent_font_ids [G]      font size -> id (`font_id`)
-  global_{block, inline, heading, leaf, bold}_indicator [G], global_parent_{heading, leaf,
-    bold}_indicator [G]          the element's (parent's) flags as 0/1
-
-Google's rules, reproduced here (its quirks included):
-  - The words are those of the VDOM elements' `text`, each split on single spaces; the page's
-    `text` is not read (decoding maps word indices to `text.split(' ')`, which is the same
-    list when the elements tile the text). Every word is tokenized on its own.
-  - Elements are taken in file order until one would pass `global_max_length` elements or
-    `long_max_length` pieces; it and everything after it are dropped.
-  - A key phrase is its words joined by spaces, lower-cased; the distinct phrases are searched
-    in sorted order inside each kept element (never across two), whole words only, in element
-    order; each phrase is labelled at its first occurrence. A page with key phrases none of
-    which is found, or with more than 3 found, fails (Google asserts). An empty KeyPhrases
-    list also fails.
-  - label_phrase_len counts the spaces of the joined phrase minus one, so a phrase longer than
-    kp_max_length words is still labelled (the loss then ignores it).
-  - Every element is checked as Google's attrs classes do, also those past the truncation:
-    x, width, y, height must be JSON floats (an integer such as 158 fails), flags must be 0 or
-    1, the font size is rounded half to even; `Id`, `start_idx`, `end_idx` must be integers
-    and `text` a string. `start_idx` / `end_idx` are not used otherwise.
-  - Pages whose conversion fails are Google's "parse failures": no tf.Example. Here they raise
-    `OfficialConversionError` (a ValueError naming the field) and the caller counts them.
-  - Float features are float32 (the tf.Example's float_list).
-
-Only VDOM mode is implemented (Google's `fixed_block_len` mode is not).
+Google's rules and quirks, reproduced here, are listed in docs/official_layouts/openkp.md: the
+words are the elements' `text` split on single spaces, each tokenized on its own; elements are
+kept in file order until one would pass `global_max_length` elements or `long_max_length`
+pieces; key phrases are found whole-word inside one element, each at its first occurrence.
+Pages whose conversion fails are Google's "parse failures" (no tf.Example); here they raise
+`OfficialConversionError` (a ValueError naming the field) and the caller counts them. Only VDOM
+mode is implemented (Google's `fixed_block_len` mode is not).
 """
 
 import bisect
@@ -81,10 +53,9 @@ _VISUAL = (
     ("global_parent_heading_indicator", 1, "is_heading"),
     ("global_parent_leaf_indicator", 1, "is_leaf"),
     ("global_parent_bold_indicator", 1, "is_bold"))
-DENSE_FEATURES = tuple(name for name, _, field in _VISUAL if field in _COORDINATES)
+FLOAT_FEATURES = tuple(name for name, _, field in _VISUAL if field in _COORDINATES)
 INDICATOR_FEATURES = tuple(name for name, _, field in _VISUAL if field in _FLAGS)
 FONT_FEATURES = tuple(name for name, _, field in _VISUAL if field == "font_size")
-FLOAT_FEATURES = DENSE_FEATURES
 
 # Every feature Google writes, in its order (OpenKpEtcFeatures), with its length's name:
 # "url" (url_max_code_points), "labels" (3), "long", "first" (kp_max_length * long), "global".
@@ -100,7 +71,7 @@ LABEL_FEATURES = ("label_start_idx", "label_phrase_len")
 MODEL_INT_FEATURES = ("long_token_ids", "long_word_idx", "long_vdom_idx", "long_input_mask",
                       "long_word_input_mask", "global_token_ids", "global_input_mask",
                       *FONT_FEATURES, *INDICATOR_FEATURES)
-MODEL_FEATURES = MODEL_INT_FEATURES + DENSE_FEATURES
+MODEL_FEATURES = MODEL_INT_FEATURES + FLOAT_FEATURES
 
 
 @dataclasses.dataclass

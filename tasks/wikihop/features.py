@@ -6,45 +6,14 @@ flags of generate_tf_examples.py) writes for one item, under its names, with its
   global (G): cand_1 .. cand_C | q_1 .. q_Q | per document: [PARAGRAPH] [SENTENCE] x n_d | 0 ..
   long   (L): candidate pieces | query pieces | per document: its sentences' pieces | 0 ..
 
-  long_token_ids [L] int64             the pieces (no [CLS] or [SEP]); 0 = padding
-  long_token_type_ids [L] int64        candidate 4, query 3, document 1, padding 0
-  long_sentence_ids [L] int64          the global token owning each piece: candidate c -> c,
-                                       query piece j -> C + j, a sentence -> its SENTENCE
-                                       token; padding -1
-  long_paragraph_ids [L] int64         a document's pieces -> its PARAGRAPH token; candidates,
-                                       query and padding -1
-  long_paragraph_breakpoints [L] int64 1 on the last piece of each candidate, of the query and
-                                       of each document
-  l2g_linked_ids [L] int64             candidate c on its own pieces and on every mention of
-                                       it in a kept sentence; -1 elsewhere
-  global_token_ids [G] int64           candidate 4, query 3 (one per query piece), paragraph
-                                       5, sentence 1, padding 0 (also with SentencePiece)
-  global_token_type_ids [G] int64      candidate 6, query 5, paragraph 7, sentence 0
-  global_paragraph_breakpoints [G]     1 on each candidate token, on the last query token and
-                                       on the last token of each document
-  is_real_example [1] int64            1
-  label_id [1] float32                 the answer's candidate index (training only)
-  example_id, query [1] str            the item's id and query, as in the file
-  candidates [C] str                   the candidates, stripped and lower-cased
-  ground_truth_answer [1] str          the answer, lower-cased (training only)
-
-Quirks reproduced (each as Google's code does it):
-  - The query is kept as in the file (not lower-cased) and every one of its pieces is a
-    global token; the relation's underscores are pieces of their own.
-  - Candidates are stripped and lower-cased, duplicates kept; the answer is only lower-cased
-    (not stripped), so an answer with surrounding spaces is not found among the candidates.
-  - Documents are cut into sentences by nltk.sent_tokenize (tasks.wikihop.sentences). Then, while
-    there are more than max_num_sentences sentences or more document pieces than the long
-    input leaves after candidates and query, the last sentence of the document with the most
-    sentences left is dropped (ties: the document pushed back earliest, Google's max-heap).
-    A document left without sentences keeps its PARAGRAPH token (with no long tokens; its
-    breakpoint 1 lands on the previous token, long and global).
-  - A mention is searched only where the sentence, lower-cased, contains the candidate as a
-    substring; it is then every run of the sentence's pieces equal to the candidate's pieces
-    (so "krenwyn" also matches inside "krenwyns" when the pieces agree). Later candidates
-    overwrite earlier ones in l2g_linked_ids.
-Where Google's code fails (an assertion, an infinite loop), `DoesNotFit` or a ValueError
-names the item instead.
+Every feature, its kind, length and meaning: docs/file_formats.md ("TFRecords of the official
+layouts", WikiHop). Google's quirks, reproduced, are listed in docs/official_layouts/wikihop.md:
+the query keeps its case, candidates are stripped and lower-cased but the answer only
+lower-cased, documents are cut into sentences by nltk.sent_tokenize (tasks.wikihop.sentences)
+and truncated sentence by sentence from the document with the most sentences left, and a
+mention is every run of a sentence's pieces equal to a candidate's pieces where the lower-cased
+sentence contains the candidate. Where Google's code fails (an assertion, an infinite loop),
+`DoesNotFit` or a ValueError names the item instead.
 """
 
 import dataclasses

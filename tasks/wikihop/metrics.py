@@ -35,10 +35,8 @@ def evaluate(gold: Union[str, List[Any]], prediction: Union[str, Dict[str, Any]]
              ) -> Dict[str, float]:
   """-> {"accuracy", "correct", "total", "missing", "extra"}."""
   answers = gold_answers(gold)
-  if isinstance(prediction, str):
-    path, prediction = prediction, load_json(prediction, "prediction")
-  else:
-    path = "prediction"
+  path = prediction if isinstance(prediction, str) else "prediction"
+  prediction = load_json(prediction, "prediction") if isinstance(prediction, str) else prediction
   if not isinstance(prediction, dict):
     raise ValueError(f"{path}: expected a JSON object {{id: candidate}}, got a JSON "
                      f"{type(prediction).__name__}")

@@ -1,28 +1,16 @@
 """The WikiHop model: it reads Google's features, builds the attention as Google's code does, and
 puts Google's head on the global output.
 
-Attention, as Google's run_wikihop_lib.py derives it from the features (multihop_utils
-make_global_local_transformer_side_inputs, with the official run's flags
-candidate_ignore_hard_g2l, query_ignore_hard_g2l and enable_l2g_linking all true):
-  segments: the reverse cumulative sum of long_paragraph_breakpoints / global_paragraph_
-    breakpoints: each candidate, the query and each document is a segment; 0 = padding.
-  l2l: within the local radius and the same long segment.
-  g2g, l2g, g2l: every real token with every real token; with use_hard_g2l_mask a global
-    token g sees long token i only when long_sentence_ids[i] = g or long_paragraph_ids[i] = g,
-    or g is a candidate or query token (global_token_type_ids 6 or 5); with use_hard_l2g_mask
-    long token i sees g only when long_sentence_ids[i] = g or long_paragraph_ids[i] = g.
-  relative ids: l2l by distance; g2g by distance, "unordered" (2k+3) across global segments;
-    l2g / g2l "own" (2k+2) when long_sentence_ids[i] = g, long_paragraph_ids[i] = g or
-    l2g_linked_ids[i] = g, else "other" (2k+1).
-These eight side inputs go to the encoder as given (docs/model_inputs.md, "Side inputs"). As
-everywhere in this package, a padding token attends only to itself (Google's padding tokens
-attend to other padding tokens); real tokens never see padding, so their outputs are the same.
-
-Head (run_wikihop_lib.process_model_output): with add_final_layer (Google's flag; true in the
-etc configs) a post-LN residual block (Dense intermediate_size + hidden_act, Dense hidden_size,
-dropout, LayerNorm of the sum) on the global output, then one logit per global token; tokens
-whose global_token_type_ids is not 6 (candidate) get -10000. loss = mean cross-entropy against
-label_id over real examples (is_real_example), accuracy likewise.
+Attention is derived from the features as Google's run_wikihop_lib.py derives it (multihop_utils
+make_global_local_transformer_side_inputs, with candidate_ignore_hard_g2l, query_ignore_hard_g2l
+and enable_l2g_linking all true): segments from the paragraph breakpoints, hard masks from
+long_sentence_ids / long_paragraph_ids, "own" relative ids for the sentence, the paragraph and
+the linked candidate. These eight side inputs go to the encoder as given (docs/model_inputs.md,
+"Side inputs"); a padding token attends only to itself (Google's attend to other padding), which
+leaves real tokens' outputs the same. Head (run_wikihop_lib.process_model_output): with
+add_final_layer a post-LN residual block on the global output, then one logit per global token,
+-10000 on non-candidates; loss: mean cross-entropy against label_id over real examples. Every
+detail: docs/official_layouts/wikihop.md, "Model".
 """
 
 import tensorflow as tf
