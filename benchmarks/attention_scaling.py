@@ -36,12 +36,10 @@ WIDTHS = {
 }
 
 
-def block_step(impl, length, global_len, residual, widths="base", known_ids=True):
+def block_step(impl, length, global_len, residual, widths="base"):
   """One TransformerBlock (dropout 0) of WIDTHS[widths] on random inputs: (step, block), where
   step() returns the gradients of a squared-output loss (forward + backward). With residual
-  attention the previous layer's scores are random tensors of the carried shapes. The blocked
-  layer gets the side inputs as the encoder builds them; known_ids=False makes its relative
-  lookups check the ids at run time (as for side inputs given as features)."""
+  attention the previous layer's scores are random tensors of the carried shapes."""
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
@@ -57,8 +55,6 @@ def block_step(impl, length, global_len, residual, widths="base", known_ids=True
   side = ops.make_side_inputs(tf.ones([batch, length], tf.int32),
                               tf.ones([batch, global_len], tf.int32), sentence_ids, w["radius"],
                               w["rel_distance"])
-  if impl == "blocked":  # as the encoder hands them to its layers: built once, outside the step
-    side = ops.blocked_side_inputs(side, w["radius"], w["rel_distance"] if known_ids else None)
   block = TransformerBlock(w["hidden"], heads, w["radius"], w["ff"],
                            relative_vocab_size=w["rel_vocab"], hidden_dropout_prob=0.0,
                            attention_probs_dropout_prob=0.0, residual_attention=residual,

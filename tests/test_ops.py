@@ -307,18 +307,6 @@ def test_blocked_side_inputs_match_the_per_layer_conversion():
   assert row[6:9].tolist() == [-10000] * 3
   for name in ops.SIDE_INPUT_NAMES:  # the original entries are kept
     assert blocked[name] is side[name]
-  # With max_distance (ids derived as above): the own-sentence pairs as bools instead of the
-  # blocked l2g ids; the l2l entries as before.
-  known = ops.blocked_side_inputs(side, 2, max_distance=3)
-  own = known["blocked_l2g_own_sentence"].numpy().reshape([1, 12, 3])
-  np.testing.assert_array_equal(own[:, :11], side["l2g_relative_att_ids"].numpy() == 8)
-  assert not own[0, 11].any()  # the row that pads the last block
-  np.testing.assert_array_equal(known["g2l_own_sentence"],
-                                side["g2l_relative_att_ids"].numpy() == 8)
-  np.testing.assert_array_equal(known["other_and_own_sentence_relative_ids"], [7, 8])
-  for key in ("l2l_window_relative_att_ids", "blocked_l2l_relative_att_ids"):
-    np.testing.assert_array_equal(known[key], blocked[key])
-  assert "blocked_l2g_relative_att_ids" not in known
 
 
 @pytest.mark.parametrize("sizes", [(5, 3), (7, 4, 2)])

@@ -90,37 +90,6 @@ def _flatten_queries(x: tf.Tensor) -> tf.Tensor:
   return tf.reshape(x, tf.stack([shape[0], shape[1], -1, shape[-1]]))
 
 
-# The relative lookups of _relative_logits: per-id table [B, heads, Q, R] -> per-pair values.
-def _over_flat_queries(select, per_pair):
-  """A lookup for per-pair inputs `per_pair` [B, <query axes...>, K]: select(table, flat) with
-  flat [B, Q, K], the result reshaped to [B, heads, <query axes...>, K]."""
-  def lookup_fn(table):
-    shape = tf.shape(per_pair)
-    flat = tf.reshape(per_pair, tf.stack([shape[0], -1, shape[-1]]))  # [B, Q, K]
-    selected = select(table, flat)  # [B, heads, Q, K]
-    return tf.reshape(selected, tf.concat([tf.shape(selected)[:2], shape[1:]], axis=0))
-  return lookup_fn
-
-
-def _select_by_ids(ids, check_two_columns=True):
-  """Any ids [B, <query axes...>, K] (ops/lookup.py's select_by_id)."""
-  return _over_flat_queries(
-      lambda table, flat: lookup.select_by_id(table, flat, check_two_columns), ids)
-
-
-def _select_own_or_other(own, other_own_ids):
-  """own bool [B, <query axes...>, K]: the own-sentence id where true, else the other's."""
-  return _over_flat_queries(
-      lambda table, flat: lookup.select_of_two_ids(table, flat, other_own_ids), own)
-
-
-def _select_by_window(query_dims, blocked_ids, window_ids, uniform):
-  """Blocked l2l: query_dims [B, heads, nb, b]; blocked_ids [B, nb, b, 3b], window_ids [2r+1]
-  and uniform as ops/lookup.py's select_by_window_id takes them."""
-  return lambda table: lookup.select_by_window_id(
-      tf.reshape(table, query_dims + [table.shape[-1]]), blocked_ids, window_ids, uniform)
-
-
 class GlobalLocalAttention(tf_keras.layers.Layer):
   """Fused l2l+l2g and g2g+g2l attention (see the module docstring for the formula).
 
@@ -271,14 +240,14 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     return tf.einsum("bhnd,hdx->bnx", context, self.output_kernels[name]) + self.output_biases[name]
 
   # ------------------------------------------------------------- shared pieces
-  def _relative_logits(self, queries, selects, path):
+  def _relative_logits(self, queries, ids_by_component, path, window=None):
     """q.a[rel] + b[rel] for scaled queries, for the two components of one path.
 
-    queries: (first, second), each [B, heads, <query axes...>, d]; selects: (first, second),
-    each turning the per-id table [B, heads, Q, R] of its queries (Q: the query axes flattened)
-    into [B, heads, <query axes...>, keys] (the _select_* functions below). The two components
-    of a path share the path's table, so with shared query projections the per-id table
-    q.a + b is computed once.
+    queries: (first, second), each [B, heads, <query axes...>, d]; ids_by_component: (first,
+    second), each [B, <query axes...>, keys]. Returns [B, heads, <query axes...>, keys] each.
+    The two components of a path share the path's table, so with shared query projections the
+    per-id table q.a + b is computed once. window: for blocked l2l ids (first component), their
+    window ids [2r+1] and whether every query has them (then select_by_window_id applies).
     """
     emb, bias = self.relative_tables[path]
     emb = tf.cast(emb, queries[0].dtype)
@@ -292,7 +261,19 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
 
     first = per_id(queries[0])
     tables = (first, first if queries[1] is queries[0] else per_id(queries[1]))
-    return [selects[0](tables[0]), selects[1](tables[1])]
+
+    def by_id(table, ids):
+      flat_ids = tf.reshape(ids, tf.stack([tf.shape(ids)[0], -1, tf.shape(ids)[-1]]))  # [B,Q,K]
+      selected = lookup.select_by_id(table, flat_ids)  # [B, heads, Q, K]
+      return tf.reshape(selected, tf.concat([tf.shape(selected)[:2], tf.shape(ids)[1:]], axis=0))
+
+    if window is None:
+      looked_up = by_id(tables[0], ids_by_component[0])
+    else:  # blocked l2l: queries[0] [B, heads, nb, b, d], ids [B, nb, b, 3b]
+      dims = [blocking.static_or_dynamic(queries[0], axis) for axis in range(4)]
+      looked_up = lookup.select_by_window_id(
+          tf.reshape(tables[0], dims + [tables[0].shape[-1]]), ids_by_component[0], *window)
+    return [looked_up, by_id(tables[1], ids_by_component[1])]
 
   def _memory_logits(self, queries):
     """queries [B, heads, .., d] -> [B, heads, .., M]."""
@@ -390,16 +371,10 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
     logits = [l2l, l2g]
     if use_rel:
       with profiling.part("relative"):
-        dims = [blocking.static_or_dynamic(q_local, axis) for axis in range(4)]
-        window = _select_by_window(dims, blocked[blocking.BLOCKED_L2L_IDS],
-                                   blocked[blocking.L2L_WINDOW_IDS],
-                                   blocked[blocking.L2L_WINDOW_IDS_UNIFORM])
-        if blocking.BLOCKED_L2G_OWN in blocked:  # derived ids (ops.blocked_side_inputs)
-          to_global = _select_own_or_other(blocked[blocking.BLOCKED_L2G_OWN],
-                                           blocked[blocking.OTHER_OWN_IDS])
-        else:
-          to_global = _select_by_ids(blocked[blocking.BLOCKED_L2G_IDS])
-        rel = self._relative_logits((q_local, q_global), (window, to_global), "long")
+        rel = self._relative_logits(
+            (q_local, q_global),
+            (blocked[blocking.BLOCKED_L2L_IDS], blocked[blocking.BLOCKED_L2G_IDS]), "long",
+            window=(blocked[blocking.L2L_WINDOW_IDS], blocked[blocking.L2L_WINDOW_IDS_UNIFORM]))
         logits = [logits[0] + rel[0], logits[1] + rel[1]]
     biases = [blocked[blocking.BLOCKED_L2L_BIAS], blocked[blocking.BLOCKED_L2G_BIAS]]
     if self.num_persistent_memory:
@@ -428,9 +403,8 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
               softmax_ops.additive_bias(side["l2g_att_mask"])]
     if use_rel:
       ids = blocking.window_to_dense(side["l2l_relative_att_ids"])  # [B, L, L]
-      rel = self._relative_logits(
-          (p["l2l_q"], p["l2g_q"]),
-          (_select_by_ids(ids), _select_by_ids(side["l2g_relative_att_ids"])), "long")
+      rel = self._relative_logits((p["l2l_q"], p["l2g_q"]),
+                                  (ids, side["l2g_relative_att_ids"]), "long")
       logits = [logits[0] + rel[0], logits[1] + rel[1]]
     return self._finish_dense(p, logits, biases, prev, training, seed, "local", ("l2l", "l2g"))
 
@@ -445,13 +419,9 @@ class GlobalLocalAttention(tf_keras.layers.Layer):
                softmax_ops.additive_bias(side["g2l_att_mask"])])
     if use_rel:
       with profiling.part("relative"):
-        if blocking.G2L_OWN in side:  # derived ids (ops.blocked_side_inputs): g2g takes any
-          selects = (_select_by_ids(side["g2g_relative_att_ids"], check_two_columns=False),
-                     _select_own_or_other(side[blocking.G2L_OWN], side[blocking.OTHER_OWN_IDS]))
-        else:
-          selects = (_select_by_ids(side["g2g_relative_att_ids"]),
-                     _select_by_ids(side["g2l_relative_att_ids"]))
-        rel = self._relative_logits((p["g2g_q"], p["g2l_q"]), selects, "global")
+        rel = self._relative_logits((p["g2g_q"], p["g2l_q"]),
+                                    (side["g2g_relative_att_ids"], side["g2l_relative_att_ids"]),
+                                    "global")
         logits = [logits[0] + rel[0], logits[1] + rel[1]]
     return self._finish_dense(p, logits, biases, prev, training, seed, "global",
                               ("g2g", "g2l"))

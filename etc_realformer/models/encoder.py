@@ -151,11 +151,8 @@ class EtcModel(tf_keras.Model):
     features = features_lib.check_features(features, config)
     side = self.side_inputs(features)
     if self.implementation == "blocked":
-      # The blocked masks and relative ids are the same for every layer: build them once. Ids
-      # derived here (not given) hold known values: the layers' lookups need no runtime check.
-      derived = "l2l_att_mask" not in features
-      side = ops.blocked_side_inputs(
-          side, config.local_radius, config.relative_pos_max_distance if derived else None)
+      # The blocked masks and relative ids are the same for every layer: build them once.
+      side = ops.blocked_side_inputs(side, config.local_radius)
     # Official ETC's defaults: segment 1 for long tokens, 0 for global tokens.
     long_segments = features.get("segment_ids")
     if long_segments is None:

@@ -8,12 +8,9 @@ Three layouts of long-to-long (l2l) quantities appear in the package:
 Everything here is a pure function of its arguments: no variables.
 """
 
-from typing import Optional
-
 import tensorflow as tf
 
 from etc_realformer.ops import lookup
-from etc_realformer.ops import relative
 from etc_realformer.ops import softmax
 
 
@@ -138,12 +135,9 @@ BLOCKED_L2L_IDS = "blocked_l2l_relative_att_ids"
 BLOCKED_L2G_IDS = "blocked_l2g_relative_att_ids"
 L2L_WINDOW_IDS = "l2l_window_relative_att_ids"
 L2L_WINDOW_IDS_UNIFORM = "l2l_window_relative_att_ids_uniform"
-BLOCKED_L2G_OWN = "blocked_l2g_own_sentence"
-G2L_OWN = "g2l_own_sentence"
-OTHER_OWN_IDS = "other_and_own_sentence_relative_ids"
 
 
-def blocked_side_inputs(side_inputs, local_radius: int, max_distance: Optional[int] = None):
+def blocked_side_inputs(side_inputs, local_radius: int):
   """The side inputs as the blocked attention reads them, computed once for all layers.
 
   Returns a copy of `side_inputs` with, for b = local_radius + 1, the masks as additive biases
@@ -154,15 +148,6 @@ def blocked_side_inputs(side_inputs, local_radius: int, max_distance: Optional[i
                      side inputs carry relative ids; with them L2L_WINDOW_IDS int32 [2r+1] and
                      L2L_WINDOW_IDS_UNIFORM (scalar bool: every query's window holds those ids,
                      so ops/lookup.py's select_by_window_id applies).
-  max_distance: give it (relative_pos_max_distance) when the relative ids are the ones
-  ops.make_side_inputs derives: l2g and g2l hold only the other- and own-sentence ids, g2g
-  spans the distances (with G >= 2). BLOCKED_L2G_IDS then gives way to
-    BLOCKED_L2G_OWN  bool [B, nb, b, G] and G2L_OWN bool [B, G, L]: the pair has the own-sentence
-                     id (else the other-sentence id); OTHER_OWN_IDS int32 [2]: those two ids,
-  and a layer that finds them takes the two-column lookup for l2g and g2l and the one-hot
-  product for g2g without checking the ids at run time (ops/lookup.py): three conditionals
-  fewer per layer, the same bits. The l2l lookup keeps its check: outside a conditional
-  TensorFlow's graph optimiser arranges its product otherwise, and the last bits change.
   """
   b = local_radius + 1
   out = dict(side_inputs)
@@ -180,15 +165,7 @@ def blocked_side_inputs(side_inputs, local_radius: int, max_distance: Optional[i
     out[BLOCKED_L2L_IDS] = window_to_blocked(l2l_ids, local_radius)
     out[L2L_WINDOW_IDS], out[L2L_WINDOW_IDS_UNIFORM] = lookup.window_ids_if_uniform(l2l_ids)
     l2g_ids = tf.cast(side_inputs["l2g_relative_att_ids"], tf.int32)  # [B, L, G]
-    if max_distance is None:
-      # The rows added up to a whole block repeat an id the real rows hold (their outputs are
-      # dropped), so the ids keep their range and ops/lookup.py's two-column path applies.
-      out[BLOCKED_L2G_IDS] = split_into_blocks(l2g_ids, b, pad_value=l2g_ids[0, 0, 0])
-    else:
-      other = relative.other_sentence_id(max_distance)
-      own = relative.own_sentence_id(max_distance)
-      out[OTHER_OWN_IDS] = tf.constant([other, own], tf.int32)
-      out[BLOCKED_L2G_OWN] = split_into_blocks(tf.equal(l2g_ids, own), b,
-                                               pad_value=False)  # [B, nb, b, G]
-      out[G2L_OWN] = tf.equal(tf.cast(side_inputs["g2l_relative_att_ids"], tf.int32), own)
+    # The rows added up to a whole block repeat an id the real rows hold (their outputs are
+    # dropped), so the ids keep their range and ops/lookup.py's two-column path applies.
+    out[BLOCKED_L2G_IDS] = split_into_blocks(l2g_ids, b, pad_value=l2g_ids[0, 0, 0])
   return out

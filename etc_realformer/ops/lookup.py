@@ -11,10 +11,7 @@ pairs hold only "other sentence" 2k+1 and "own sentence" 2k+2), the lookup is a 
 those two columns of the table: the same values forward, and as its gradient a per-column sum of
 the upstream instead of a product with a rebuilt one-hot tensor (its sums may differ from the
 product's in their last bits). The check is one min and one max over the ids; other ids take the
-one-hot product. Where the caller knows what the ids hold (the side inputs that
-ops.make_side_inputs derives: ops.blocked_side_inputs), it picks the lookup itself,
-`select_of_two_ids` with the own-sentence bool or `select_by_id(..., check_two_columns=False)`:
-no runtime check and no conditional in the graph, the same bits.
+one-hot product.
 """
 
 import tensorflow as tf
@@ -65,34 +62,26 @@ def _select_of_two(pair: tf.Tensor, second: tf.Tensor) -> tf.Tensor:
   return _select(pair)
 
 
-def select_of_two_ids(table: tf.Tensor, second: tf.Tensor, pair_ids: tf.Tensor) -> tf.Tensor:
-  """table [B, heads, Q, R], second bool [B, Q, K], pair_ids int32 [2] -> [B, heads, Q, K]:
-  table[..., pair_ids[1]] where `second`, else table[..., pair_ids[0]]."""
-  # A gather, not a slice: XLA would compile a slice anew for each start.
-  pair = tf.gather(table, pair_ids, axis=-1)  # [B, heads, Q, 2]
-  return _select_of_two(pair, second)
-
-
-def select_by_id(table: tf.Tensor, ids: tf.Tensor, check_two_columns: bool = True) -> tf.Tensor:
+def select_by_id(table: tf.Tensor, ids: tf.Tensor) -> tf.Tensor:
   """table [B, heads, Q, R] (float), ids [B, Q, K] (int) -> [B, heads, Q, K].
 
   out[b, h, q, k] = table[b, h, q, ids[b, q, k]]; an id outside [0, R) selects 0.
-  check_two_columns=False: the caller knows the ids span more than two neighbouring values, so
-  the one-hot product is taken without looking.
   """
   num_ids = table.shape[-1]
   if num_ids is None:
     raise ValueError("select_by_id needs the id axis (last) of `table` to be static")
   ids = tf.cast(ids, tf.int32)
-  if not check_two_columns:
-    return _one_hot_product(table, ids, num_ids)
   low, high = tf.reduce_min(ids), tf.reduce_max(ids)
   # No ids at all give low = int32 max: then `low < num_ids - 1` is false.
   two_columns = tf.logical_and(tf.logical_and(low >= 0, low < num_ids - 1),
                                high - low <= 1)  # scalar bool
-  return tf.cond(two_columns,
-                 lambda: select_of_two_ids(table, tf.equal(ids, low + 1), tf.stack([low, low + 1])),
-                 lambda: _one_hot_product(table, ids, num_ids))
+
+  def on_two_columns():
+    # A gather, not a slice from `low`: XLA would compile a slice anew for each value of `low`.
+    pair = tf.gather(table, tf.stack([low, low + 1]), axis=-1)  # [B, heads, Q, 2]
+    return _select_of_two(pair, tf.equal(ids, low + 1))
+
+  return tf.cond(two_columns, on_two_columns, lambda: _one_hot_product(table, ids, num_ids))
 
 
 def window_ids_if_uniform(window_ids: tf.Tensor):
