@@ -618,29 +618,22 @@ _TWO_WORD_RATE = {"town": 0.15, "region": 0.12}
 _SLOT = re.compile(r"\{[A-Za-z0-9_]+\}")
 
 
-def _strings(value) -> List[str]:
-  """Every string in `value`, a string or nested tuples and dicts (their values)."""
-  if isinstance(value, str):
-    return [value]
-  return [s for v in (value.values() if isinstance(value, dict) else value) for s in _strings(v)]
-
-
 def _template_words() -> set:
   """Every lower-case word of the templates and word lists (no name may be one of them)."""
-  texts = _strings((FACT_TEMPLATES, NEAR_MISS_TEMPLATES, NOISE_TEMPLATES, LIST_TEMPLATES,
-                    FILLER_TEMPLATES, INFOBOX_FIELDS, GENERIC_FILLER, _WORDS, MONTHS,
-                    COMPANY_SUFFIXES, ("the", "river", "lake")))
+  texts = lexicon.strings((FACT_TEMPLATES, NEAR_MISS_TEMPLATES, NOISE_TEMPLATES, LIST_TEMPLATES,
+                           FILLER_TEMPLATES, INFOBOX_FIELDS, GENERIC_FILLER, _WORDS, MONTHS,
+                           COMPANY_SUFFIXES, ("the", "river", "lake")))
   return {w for text in texts for w in re.findall(r"[a-z]+", _SLOT.sub(" ", text).lower())}
 
 
 # The names: fixed pools (their own seed, the same for every data seed, so a small WordPiece
 # vocabulary covers train and dev alike); no word is in two pools or in a template.
+_RESERVED = _template_words()
 LEXICON = lexicon.build_lexicon(_LEXICON_SEED, _SOUNDS, _POOLS, max_length=_MAX_WORD_LENGTH,
-                                reserved=_template_words())
+                                reserved=_RESERVED)
 # The names of the unseen splits: the same kinds of words, none of them a word of LEXICON.
 UNSEEN_LEXICON = lexicon.build_unseen_lexicon(LEXICON, _UNSEEN_LEXICON_SEED, _SOUNDS, _POOLS,
-                                              max_length=_MAX_WORD_LENGTH,
-                                              reserved=_template_words())
+                                              max_length=_MAX_WORD_LENGTH, reserved=_RESERVED)
 # The `names` argument of `generate_examples` -> its lexicon.
 LEXICONS = {"seen": LEXICON, "unseen": UNSEEN_LEXICON}
 
