@@ -16,6 +16,7 @@ if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
 # before its runtime starts (etc_realformer/training/determinism.py).
 os.environ["TF_NUM_INTEROP_THREADS"] = "1"
 
+import etc_realformer  # pylint: disable=g-import-not-at-top,unused-import  # its env defaults
 import numpy as np  # pylint: disable=g-import-not-at-top
 import pytest  # pylint: disable=g-import-not-at-top
 import tf_keras  # pylint: disable=g-import-not-at-top

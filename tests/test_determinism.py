@@ -72,3 +72,22 @@ def test_bit_for_bit_repeats_are_promised_for_one_intra_op_thread_only(monkeypat
   assert determinism.repeats_bit_for_bit()
   monkeypatch.setenv("TF_NUM_INTRAOP_THREADS", "2")
   assert not determinism.repeats_bit_for_bit()
+
+
+def test_importing_the_package_selects_the_pooled_cpu_allocator_unless_told_otherwise():
+  # etc_realformer/__init__.py: TensorFlow's BFC allocator on CPU (the same arithmetic, less
+  # time), which keeps statistics that the default allocator does not; "false" keeps the default.
+  code = ("import etc_realformer, os, tensorflow as tf; tf.ones([256, 256]) * 2.0; "
+          "print(os.environ['TF_CPU_ALLOCATOR_USE_BFC']); "
+          "print(tf.config.experimental.get_memory_info('CPU:0')['peak'] > 0)")
+  for setting, expected in ((None, "true\nTrue"), ("false", None)):
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPU_ALLOCATOR_USE_BFC"}
+    if setting is not None:
+      env["TF_CPU_ALLOCATOR_USE_BFC"] = setting
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=ROOT, env=env, check=False)
+    if expected is None:  # the default allocator keeps no statistics
+      assert result.returncode != 0 and "Allocator stats not available" in result.stderr
+    else:
+      assert result.returncode == 0, result.stderr[-2000:]
+      assert result.stdout.split() == expected.split()
