@@ -7,7 +7,7 @@ os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 # TensorFlow's pooling CPU allocator instead of its default, which takes each tensor from malloc:
 # malloc maps large blocks fresh from the kernel and unmaps them when freed, so every step faults
 # the pages of its score-sized tensors in again. The same arithmetic (the demos train to the
-# same last bit), 26-30% less time per layer step on a 2-core CPU (benchmarks/cpu_allocator.py).
+# same last bit), 22-30% less time per layer step on a 2-core CPU (benchmarks/cpu_allocator.py).
 # Read when TensorFlow's runtime starts (its first op); "false" in the environment keeps the
 # default allocator.
 os.environ.setdefault("TF_CPU_ALLOCATOR_USE_BFC", "true")

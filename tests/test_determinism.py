@@ -1,6 +1,7 @@
 """train.deterministic: the same short fine-tuning run twice gives bit-identical weights,
 metrics and predictions; another seed gives other weights; a process whose TensorFlow already
-runs several inter-op threads gets a clear error instead of silently different runs."""
+runs several inter-op threads gets a clear error instead of silently different runs; the
+package selects TensorFlow's pooling CPU allocator unless the environment says otherwise."""
 
 import json
 import os
