@@ -25,7 +25,10 @@ Only one intra-op thread repeats bit for bit every time (`repeats_bit_for_bit`):
 README's HotpotQA demo (1,000 steps) run three times from scratch on one 2-core machine agreed
 to every logged digit through step 600, then drifted (dev answer F1 0.418, 0.428, 0.425), while
 shorter runs (100 steps, three at once on 2 cores) repeated exactly. The op behind the drift is
-not found yet.
+not found yet. One source of differences between processes is found: Grappler's arithmetic
+optimizer. A bare layer step in a tf.function, seeded, one thread, gave 3 distinct gradient
+hashes in 6 processes, and one in 6 with that optimizer off (docs/benchmarks.md, "The CPU
+allocator"); the demos' Keras runs have repeated across processes all the same.
 """
 
 import os
