@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import platform
+import resource
 import statistics
 import sys
 import time
@@ -53,7 +54,6 @@ def one(widths: str, repeats: int) -> dict:
     start = time.perf_counter()
     tf.nest.map_structure(lambda t: t.numpy(), step())
     times.append(time.perf_counter() - start)
-  import resource  # pylint: disable=g-import-not-at-top
   return {"seconds": statistics.median(times), "times": times,
           "matmul_flops_per_s": layer_profile.matmul_rate(repeats), "hash": digest,
           "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
