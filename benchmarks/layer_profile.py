@@ -19,8 +19,15 @@ configuration:
 Op times are the profiler's (with its overhead), so they are given as shares of the profiled
 op time; the unprofiled step time is the figure to compare.
 
+--paired N: what the residual sum costs, as a ratio taken side by side. One more child builds
+both steps (none and sum) and times them alternately N times (none, sum, none, sum, ...), so
+the machine's drifting pace falls on both alike; it reports each step's median, and the median,
+quartiles and geometric mean of the N ratios sum / none (a slow outlier moves the mean, not the
+median).
+
   .venv/bin/python benchmarks/layer_profile.py                  # ~3 min on 2 cores
   .venv/bin/python benchmarks/layer_profile.py --long_len 2048 --residual none
+  .venv/bin/python benchmarks/layer_profile.py --paired 15        # + sum / none, ~6 min
   .venv/bin/python benchmarks/layer_profile.py --widths wikihop_demo --long_len 2048 \
       --output benchmarks/results/layer_profile_wikihop_demo.json   # the WikiHop demo's layer
 Prints the tables and writes JSON (default benchmarks/results/layer_profile.json).
@@ -151,6 +158,31 @@ def one(long_len, global_len, residual, repeats, profile_steps, widths="base"):
           "profile_steps": profile_steps, **profile}
 
 
+def paired(long_len, global_len, rounds, widths="base"):
+  """Times the "none" and "sum" steps alternately in this process; returns a dict."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  runs = {}
+  for residual in ("none", "sum"):
+    step = tf.function(attention_scaling.block_step("blocked", long_len, global_len, residual,
+                                                    widths)[0])
+    runs[residual] = lambda step=step: tf.nest.map_structure(lambda t: t.numpy(), step())
+    runs[residual]()  # trace and warm up
+  times = {"none": [], "sum": []}
+  for _ in range(rounds):
+    for residual, run in runs.items():
+      start = time.perf_counter()
+      run()
+      times[residual].append(time.perf_counter() - start)
+  ratios = [s / n for n, s in zip(times["none"], times["sum"])]
+  return {"widths": widths, "long_len": long_len, "global_len": global_len, "rounds": rounds,
+          "times": times, "none_seconds": float(np.median(times["none"])),
+          "sum_seconds": float(np.median(times["sum"])),
+          "sum_over_none": float(np.median(ratios)),
+          "sum_over_none_quartiles": [float(q) for q in np.percentile(ratios, [25, 75])],
+          "sum_over_none_geomean": float(np.exp(np.mean(np.log(ratios))))}
+
+
 def table(title, counts, limit=14):
   total = sum(counts.values()) or 1
   lines = [f"{title:22} {'share':>7}"]
@@ -168,17 +200,22 @@ def main():
                       help="ETC-base's layer, or the WikiHop demo's tiny one at its batch of 8")
   parser.add_argument("--repeats", type=int, default=5)
   parser.add_argument("--profile_steps", type=int, default=3)
+  parser.add_argument("--paired", type=int, default=0,
+                      help="also time none and sum alternately in one process, this many rounds")
   parser.add_argument("--timeout", type=int, default=1200)
   parser.add_argument("--output", default=os.path.join(os.path.dirname(__file__), "results",
                                                        "layer_profile.json"))
   parser.add_argument("--child", help=argparse.SUPPRESS)
   args = parser.parse_args()
+  if args.child == "paired":
+    print(json.dumps(paired(args.long_len, args.global_len, args.paired, args.widths)))
+    return
   if args.child:
     print(json.dumps(one(args.long_len, args.global_len, args.child, args.repeats,
                          args.profile_steps, args.widths)))
     return
   rows = []
-  for residual in args.residual.split(","):
+  for residual in [r for r in args.residual.split(",") if r]:   # "": the paired timing only
     row = child_runs.run_child(
         __file__, ["--child", residual, "--long_len", str(args.long_len), "--global_len",
                    str(args.global_len), "--repeats", str(args.repeats), "--profile_steps",
@@ -195,10 +232,24 @@ def main():
           f"({row['matmul_flops_per_s'] / 1e9:.0f} GFLOP/s)")
     print(table("op kind", row["kinds"]))
     print(table("part", row["parts"], limit=len(PARTS) + 1))
+  pair = None
+  if args.paired:
+    pair = child_runs.run_child(
+        __file__, ["--child", "paired", "--paired", str(args.paired), "--long_len",
+                   str(args.long_len), "--global_len", str(args.global_len), "--widths",
+                   args.widths], {"paired": args.paired}, args.timeout)
+    if "error" in pair:
+      print(f"paired: {pair['error']}")
+    else:
+      low, high = pair["sum_over_none_quartiles"]
+      print(f"\npaired, {args.paired} alternate rounds in one process: none "
+            f"{pair['none_seconds']:.3f} s, sum {pair['sum_seconds']:.3f} s; sum / none "
+            f"{pair['sum_over_none']:.3f} (quartiles {low:.3f}-{high:.3f}, geometric mean "
+            f"{pair['sum_over_none_geomean']:.3f})")
   os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
   with open(args.output, "w") as f:
     json.dump({"machine": platform.processor() or platform.machine(),
-               "cpu_count": os.cpu_count(), "rows": rows}, f, indent=1)
+               "cpu_count": os.cpu_count(), "rows": rows, "paired": pair}, f, indent=1)
   print(f"\nwritten {args.output}")
 
 
