@@ -92,3 +92,45 @@ def test_importing_the_package_selects_the_pooled_cpu_allocator_unless_told_othe
     else:
       assert result.returncode == 0, result.stderr[-2000:]
       assert result.stdout.split() == expected.split()
+
+
+# A function whose AddN of four 120 MB tensors Grappler's memory optimizer rewrites into
+# accumulations (AssignAdd into a temporary variable, in the order the inputs become ready)
+# unless the package switched that pass off; the profile shows which of the two ran.
+_ADDN_PROFILE = """
+import glob, os, sys, tempfile
+if sys.argv[1] == "package":
+  import etc_realformer
+  from etc_realformer import runtime
+  assert runtime.addn_sums_kept()
+import tensorflow as tf
+from tensorflow.tsl.profiler.protobuf import xplane_pb2
+x = tf.random.stateless_normal([30_000_000], seed=[1, 2])
+f = tf.function(lambda x: tf.add_n([tf.sin(x), tf.cos(x), tf.exp(x), tf.tanh(x)]))
+f(x)
+with tempfile.TemporaryDirectory() as trace_dir:
+  tf.profiler.experimental.start(trace_dir)
+  f(x)
+  tf.profiler.experimental.stop()
+  path = sorted(glob.glob(os.path.join(trace_dir, "**", "*.xplane.pb"), recursive=True))[-1]
+  space = xplane_pb2.XSpace()
+  with open(path, "rb") as trace:
+    space.ParseFromString(trace.read())
+names = [plane.event_metadata[event.metadata_id].name for plane in space.planes
+         for line in plane.lines for event in line.events]
+print("accumulations", sum("tmp_var_accum" in name for name in names))
+print("addn", sum(name.endswith(":AddN") for name in names))
+"""
+
+
+def test_importing_the_package_keeps_gradient_sums_in_one_order():
+  # etc_realformer/runtime.py: without the package the sum runs as four AssignAdds (their order
+  # the executor's), with it as one AddN (its inputs' order).
+  counts = {}
+  for mode in ("tensorflow", "package"):
+    result = subprocess.run([sys.executable, "-c", _ADDN_PROFILE, mode], capture_output=True,
+                            text=True, cwd=ROOT, check=False)
+    assert result.returncode == 0, result.stderr[-2000:]
+    counts[mode] = dict(line.split() for line in result.stdout.splitlines()[-2:])
+  assert counts["tensorflow"] == {"accumulations": "4", "addn": "0"}
+  assert counts["package"] == {"accumulations": "0", "addn": "1"}
