@@ -25,14 +25,11 @@ Only one intra-op thread repeats bit for bit every time (`repeats_bit_for_bit`):
 README's HotpotQA demo (1,000 steps) run three times from scratch on one 2-core machine agreed
 to every logged digit through step 600, then drifted (dev answer F1 0.418, 0.428, 0.425), while
 shorter runs (100 steps, three at once on 2 cores) repeated exactly. Hashing every weight after
-each step found where: four runs were equal through step 460, and two of them parted at about
-step 462, a few weight-gradient products giving other last bits from the same inputs. A layer
-step repeated in one process with two threads does the same now and then (3 of 400 repeats on a
-busy machine). So some kernel's sum depends on how two threads' work interleaves; which one is
-not found yet (docs/benchmarks.md, "Reproducible runs"). One source of differences between processes is found: Grappler's arithmetic
-optimizer. A bare layer step in a tf.function, seeded, one thread, gave 3 distinct gradient
-hashes in 6 processes, and one in 6 with that optimizer off (docs/benchmarks.md, "The CPU
-allocator"); the demos' Keras runs have repeated across processes all the same.
+each step found where (four runs equal through step 460, two parting at about step 462) and
+why: Grappler's memory optimizer had turned the gradient sums of tensors used in several places
+into additions in the executor's order. `import etc_realformer` switches that pass off
+(etc_realformer/runtime.py); a layer step's gradients then repeat across processes (1 hash in
+12 against 3 in 6 before; docs/benchmarks.md, "Reproducible runs").
 """
 
 import os
