@@ -2,9 +2,10 @@
 
 Both build the scalars an update shares across variables (the learning rate, the step, the
 bias corrections) once per `apply_gradients` instead of once per variable, as tf_keras's
-optimizers do. The values are the same, so the updates are the same bit for bit; a training
-step's graph has about 15 fewer nodes per variable (a quarter fewer for the tiny model's, whose
-tracing took about 4 s of every test that trains it; benchmarks/graph_building.py).
+optimizers do. The values are the same, so the updates are the same bit for bit, and the
+graph of a training step is smaller: the tiny model's (configs/models/tiny.yaml, AdamW with the
+warmup schedule and global-norm clipping) has 5,118 nodes instead of 5,934, and it traces in
+8.1-10.3 s instead of 9.9-12.0 s (three processes each, alternating, on 2 cores).
 """
 
 import math
