@@ -9,7 +9,6 @@ import os
 import numpy as np
 import pytest
 import tensorflow as tf
-import tf_keras
 
 import openkp_fixtures as of
 from etc_realformer.data import tfrecords
@@ -226,7 +225,8 @@ def _google_records(tmp_path):
   return path
 
 
-def test_model_trains_on_records_written_with_googles_names(tmp_path):
+def test_model_reads_records_written_with_googles_names(tmp_path):
+  # Training from them: tests/test_official_records_training.py.
   config = F.OpenKpFeatureConfig(long_seq_len=4096, global_seq_len=512)
   dataset = tfrecords.make_dataset([_google_records(tmp_path)], None, 2,
                                    parse_fn=TASK.parse_fn(config))
@@ -235,10 +235,6 @@ def test_model_trains_on_records_written_with_googles_names(tmp_path):
   assert batch["long_token_ids"].shape == (2, 4096)
   model = TASK.build_model(dict(ENCODER), config)
   assert isinstance(model, OpenKpModel)
-  model.build()
-  model.compile(optimizer=tf_keras.optimizers.Adam(1e-3))
-  history = model.fit(dataset, steps_per_epoch=2, epochs=1, verbose=0)
-  assert np.isfinite(history.history["loss"]).all()
   logits = model(batch)["ngram_logits"].numpy()                     # [2, 5, 4096]
   words = batch["long_word_input_mask"].numpy().sum(-1)
   for row, n_words in enumerate(words):

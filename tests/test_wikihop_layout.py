@@ -10,7 +10,6 @@ import os
 import numpy as np
 import pytest
 import tensorflow as tf
-import tf_keras
 
 import wikihop_fixtures as wf
 from etc_realformer.config import EtcConfig
@@ -277,20 +276,15 @@ def test_model_reads_googles_features_and_masks_non_candidates(tmp_path):
   np.testing.assert_allclose(losses["loss"].numpy(), want / (1 + 1e-5), rtol=1e-5)
 
 
-def test_trains_on_records_written_by_googles_pipeline(tmp_path):
+def test_reads_records_written_by_googles_pipeline(tmp_path):
+  # Training from them: tests/test_official_records_training.py.
   path = str(tmp_path / "google.tfrecord")
   official_fixtures.write_google_records("wikihop", path)
-  config = _config()
-  dataset = tfrecords.make_dataset([path], None, 2, parse_fn=TASK.parse_fn(config),
+  dataset = tfrecords.make_dataset([path], None, 2, parse_fn=TASK.parse_fn(_config()),
                                    repeat=True)
   batch = next(iter(dataset))
   assert batch["long_token_ids"].shape == (2, 4096) and batch["label_id"].dtype == tf.float32
   assert batch["label_id"].numpy().tolist() == [1.0, 1.0]
-  model = TASK.build_model(_tiny_etc(local_radius=8), config)
-  model.build()
-  model.compile(optimizer=tf_keras.optimizers.Adam(1e-3))
-  history = model.fit(dataset, steps_per_epoch=2, epochs=1, verbose=0)
-  assert np.isfinite(history.history["loss"]).all()
 
 
 def test_items_that_do_not_fit_are_skipped_and_counted(tmp_path):
