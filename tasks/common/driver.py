@@ -150,8 +150,9 @@ def demo(task) -> Dict:
   elif determinism.repeats_bit_for_bit():
     repeats = "deterministic, one TensorFlow thread: a rerun of this command prints the same tables"
   else:
-    repeats = ("deterministic ops with several TensorFlow threads: a rerun can drift in the last "
-               "bits after hundreds of steps (TF_NUM_INTRAOP_THREADS=1 repeats it bit for bit)")
+    repeats = ("deterministic ops with several TensorFlow threads: reruns of the HotpotQA demo "
+               "repeated bit for bit on the machine measured (docs/benchmarks.md, \"Reproducible "
+               "runs\"); with TF_NUM_INTRAOP_THREADS=1 reruns have always repeated bit for bit")
   print(f"\nseeds: data --seed={FLAGS.seed}, training train.seed={summary['seed']}; {repeats}; "
         "how much the figures move with the training seed: docs/long_documents.md")
   print("\ntime per step (s):")
