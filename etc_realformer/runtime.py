@@ -15,9 +15,9 @@ AddN adds its inputs in their fixed order: a seeded layer step's gradients gave 
 processes, against 3 distinct in 6 with the pass on. Measured on one 2-core CPU
 (docs/benchmarks.md), it also saves time and memory: one ETC-base layer's forward + backward
 2.60-3.13 -> 2.53-2.67 s, peak 1,848 -> 1,694 MB; the WikiHop demo's layer 0.387-0.423 ->
-0.299-0.328 s. On GPUs the
-same switch also turns off the optimizer's swapping heuristic, which acts only on graphs that
-do not fit the device (gradient checkpointing, docs/gpu_training.md, is this package's way).
+0.299-0.328 s. On GPUs the same switch also turns off the optimizer's swapping heuristic,
+which acts only on graphs that do not fit the device (gradient checkpointing,
+docs/gpu_training.md, is this package's way).
 
 TensorFlow has no public switch for this pass, so the setting goes into the eager context's
 base ConfigProto, which every function call's options are built from. A context that has
