@@ -94,6 +94,18 @@ def test_importing_the_package_selects_the_pooled_cpu_allocator_unless_told_othe
       assert result.stdout.split() == expected.split()
 
 
+def test_a_task_command_sets_the_environment_before_tensorflow_is_imported():
+  # tasks/__init__.py imports the package first, so its settings (tf-keras as `tf.keras`) are in
+  # place when TensorFlow is imported: TensorFlow then does not load Keras 3 as well.
+  code = ("import sys, tasks.wikihop.task, tensorflow as tf; "
+          "print('keras.src' in sys.modules, tf.keras.__name__.split('.')[0])")
+  env = {k: v for k, v in os.environ.items() if k != "TF_USE_LEGACY_KERAS"}
+  result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, env=env, check=False)
+  assert result.returncode == 0, result.stderr[-2000:]
+  assert result.stdout.split() == ["False", "tf_keras"]
+
+
 # A function whose AddN of four 120 MB tensors Grappler's memory optimizer rewrites into
 # accumulations (AssignAdd into a temporary variable, in the order the inputs become ready)
 # unless the package switched that pass off; the profile shows which of the two ran.
