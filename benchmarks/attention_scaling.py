@@ -82,7 +82,10 @@ def block_step(impl, length, global_len, residual, widths="base"):
 
 def _one(impl, length, residual, repeats, jit, fixed_global_len=0):
   """Measures one configuration in this process; returns a dict."""
-  os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+  # The package first, for every implementation (the full-attention baseline too): its runtime
+  # settings (tf-keras, the pooling CPU allocator) are read when TensorFlow's runtime starts, at
+  # the first op below.
+  import etc_realformer  # pylint: disable=g-import-not-at-top,unused-import
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   import tf_keras  # pylint: disable=g-import-not-at-top

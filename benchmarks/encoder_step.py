@@ -96,7 +96,11 @@ def _flop_count(config, mode, long_len, global_len, batch):
 
 def _one(mode, long_len, global_len, batch, jit, repeats):
   """Measures one configuration in this process; returns a dict."""
-  os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+  # The package first, in the matmul child too: its runtime settings (tf-keras, the pooling CPU
+  # allocator) then hold for the products the model's rate is compared with. Without it the
+  # matmul child ran on TensorFlow's default allocator and measured 14% less (137 against 160
+  # GFLOP/s), which overstated the model's share.
+  import etc_realformer  # pylint: disable=g-import-not-at-top,unused-import
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
