@@ -92,7 +92,3 @@ def tokenizer(tmp_path) -> OffsetTokenizer:
   with open(path, "w", encoding="utf-8") as f:
     f.write("\n".join(list(vocab_ids.RESERVED_TOKENS) + list(WORDS)) + "\n")
   return OffsetTokenizer(load_tokenizer(vocab_file=path))
-
-
-def word_id(word: str) -> int:
-  return len(vocab_ids.RESERVED_TOKENS) + WORDS.index(word)

@@ -27,7 +27,6 @@ from etc_realformer.training import loop
 from etc_realformer.training import pretraining_run
 from etc_realformer.training.distribution import Distribution
 from etc_realformer.training.schedules import WarmupLinearDecay
-from tasks.common.task_model import softmax_loss
 from tasks.hotpotqa import features as hotpot_features
 from tasks.hotpotqa.model import HotpotQaModel
 from tasks.hotpotqa.text import TextTokenizer
@@ -164,7 +163,8 @@ class SpanMeanModel(HotpotQaModel):
     return {"span": tf.cast(tf.equal(features["answer_types"], 0), tf.float32)}   # [B]
 
   def compute_losses(self, features, outputs):
-    type_loss, _ = softmax_loss(features["answer_types"], outputs["answer_type_logits"])
+    type_loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+        tf.cast(features["answer_types"], tf.int32), outputs["answer_type_logits"]))
     is_span = self.loss_weights(features)["span"]
     per_example = -tf.reduce_sum(
         tf.one_hot(features["answer_begins"], tf.shape(outputs["begin_logits"])[-1])

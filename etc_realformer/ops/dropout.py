@@ -32,10 +32,6 @@ def set_process_index(index: int) -> None:
   _process_index = int(index)
 
 
-def process_index() -> int:
-  return _process_index
-
-
 def fold_in(seed: tf.Tensor, *data) -> tf.Tensor:
   """A new [2] int32 seed from `seed` and each integer in `data`, in order."""
   for value in data:

@@ -6,9 +6,8 @@ it returns those that take [..., hidden_size] inputs) and defines `call` (with `
 and `compute_losses` (see LossModel). get_config/from_config and build are here.
 """
 
-from typing import Any, Dict, List, Sequence, Tuple, Union
+from typing import Any, Dict, List, Sequence, Union
 
-import tensorflow as tf
 import tf_keras
 
 from etc_realformer.config import EtcConfig
@@ -18,33 +17,6 @@ from etc_realformer.models.loss_model import LossModel
 
 
 NEG = -10000.0   # the logit of a position a softmax must not choose
-
-
-def softmax_loss(labels, logits) -> Tuple[tf.Tensor, tf.Tensor]:
-  """Mean cross-entropy and accuracy of [B] class labels against [B, C] logits."""
-  labels = tf.cast(labels, tf.int32)
-  loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits))
-  accuracy = tf.reduce_mean(tf.cast(
-      tf.equal(tf.argmax(logits, -1, output_type=tf.int32), labels), tf.float32))
-  return loss, accuracy
-
-
-def span_loss(start_logits, end_logits, mask, start, end):
-  """Per-example span cross-entropy and exact match, `mask` [B, L] the allowed positions.
-
-  -> (loss [B]: mean of the start and end cross-entropies, right [B] float: both argmaxes
-  right, applies [B] float: 1 where start >= 0). A negative target counts as position 0.
-  """
-  mask = tf.cast(mask, tf.bool)
-  applies = tf.cast(start >= 0, tf.float32)                                     # [B]
-  losses, right = [], []
-  for logits, target in ((start_logits, start), (end_logits, end)):
-    logits = tf.where(mask, logits, NEG)                                        # [B, L]
-    target = tf.maximum(tf.cast(target, tf.int32), 0)
-    losses.append(tf.nn.sparse_softmax_cross_entropy_with_logits(target, logits))
-    right.append(tf.cast(tf.equal(tf.argmax(logits, -1, output_type=tf.int32), target),
-                         tf.float32))
-  return (losses[0] + losses[1]) / 2.0, right[0] * right[1], applies
 
 
 class TaskModel(LossModel):
