@@ -95,8 +95,8 @@ def test_importing_the_package_selects_the_pooled_cpu_allocator_unless_told_othe
 
 
 def test_a_task_command_sets_the_environment_before_tensorflow_is_imported():
-  # tasks/__init__.py imports the package first, so its settings (tf-keras as `tf.keras`) are in
-  # place when TensorFlow is imported: TensorFlow then does not load Keras 3 as well.
+  # tasks/__init__.py sets TF_USE_LEGACY_KERAS before anything in tasks/ imports TensorFlow, so
+  # tf-keras is `tf.keras` and TensorFlow does not load Keras 3 as well.
   code = ("import sys, tasks.wikihop.task, tensorflow as tf; "
           "print('keras.src' in sys.modules, tf.keras.__name__.split('.')[0])")
   env = {k: v for k, v in os.environ.items() if k != "TF_USE_LEGACY_KERAS"}
