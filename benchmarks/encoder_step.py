@@ -98,8 +98,8 @@ def _one(mode, long_len, global_len, batch, jit, repeats):
   """Measures one configuration in this process; returns a dict."""
   # The package first, in the matmul child too: its runtime settings (tf-keras, the pooling CPU
   # allocator) then hold for the products the model's rate is compared with. Without it the
-  # matmul child ran on TensorFlow's default allocator and measured 15-16% less (137-139 against 164
-  # GFLOP/s), which overstated the model's share.
+  # matmul child ran on TensorFlow's default allocator and measured 15-16% less (137-139
+  # against 164 GFLOP/s), which overstated the model's share.
   import etc_realformer  # pylint: disable=g-import-not-at-top,unused-import
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
