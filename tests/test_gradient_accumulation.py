@@ -142,6 +142,8 @@ def test_two_horovod_ranks_with_accumulation_match_one_process_without(pretrain,
   assert _max_diff(ranks[0], ranks[1]) == 0
   reference = {name.replace("/", "__"): w for name, w in reference.weights.items()}
   assert _max_diff(ranks[0], reference) <= EXACT
+  # Rank 0 wrote the checkpoints and the exported encoder.
+  assert os.path.exists(tmp_path / "run" / "final" / "encoder.index")
 
 
 # A task model whose span loss averages over the span examples only.
