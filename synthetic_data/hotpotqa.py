@@ -1016,7 +1016,7 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
   Returns:
     Dicts with `_id`, `question`, `answer`, `supporting_facts`, `context`, `type`, `level`.
   """
-  settings = writer.preset(PRESET_SETTINGS, preset)
+  settings = writer.preset_settings(PRESET_SETTINGS, preset)
   families = settings.train_families if families is None else families
   families = writer.check_generator_arguments(num, split, SPLITS, names, tuple(LEXICONS),
                                               families, FAMILIES)
@@ -1024,36 +1024,12 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
   return [_example(rng, seed, i, split, names, families, preset) for i in range(num)]
 
 
-def split_plan(num_train: int, num_dev: int, seed: int = 0, preset: str = "benchmark",
-               train_families: Optional[Sequence[str]] = None) -> Dict[str, writer.SplitSettings]:
-  """{split: (items, seed, names, families)} as `ensure_demo_data` writes them."""
-  return writer.split_plan(SEED_OFFSETS, writer.preset(PRESET_SETTINGS, preset), seed, num_train,
-                           num_dev, train_families)
-
-
-def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,
-                     train_families: Optional[Sequence[str]] = None,
-                     preset: str = "benchmark") -> Dict[str, str]:
-  """Writes the five splits (JSON arrays) unless the info file shows they were written by this
-  generator version with the same arguments and preset; returns {split: path}.
-
-  The splits are those of `split_plan` (docs/synthetic_data/hotpotqa.md has the table). Both
-  presets use the same file names; the info file's "generator" ("hotpotqa_<preset>") records the
-  preset, so a folder written with one preset is rewritten when asked for the other.
-  `train_families`: the families of the train split (None: the preset's; FAMILIES trains on the
-  held-out families too, the ablation that measures what holding them out costs).
-  """
-  plan = split_plan(num_train, num_dev, seed, preset, train_families)
-  info = {"generator": f"hotpotqa_{preset}", "generator_version": GENERATOR_VERSION,
-          "num_train": num_train, "num_dev": num_dev, "seed": seed,
-          "splits": {split: {"file": FILENAMES[split], "seed": s[1], "names": s[2],
-                             "families": list(s[3])} for split, s in plan.items()}}
-
-  def write(path, split, settings):
-    num, split_seed, names, families = settings
-    writer.write_json(path, generate_examples(num, split_seed, split, names, families, preset))
-
-  return writer.ensure_splits(directory, FILENAMES, INFO_FILENAME, info, plan, write)
+# `split_plan(num_train, num_dev, seed, preset, train_families)` and
+# `ensure_demo_data(directory, num_train, num_dev, seed, train_families, preset)`: the five
+# splits and the folder that holds them (`writer.DemoData`).
+_DEMO_DATA = writer.DemoData("hotpotqa", GENERATOR_VERSION, generate_examples, writer.write_json,
+                             PRESET_SETTINGS, SEED_OFFSETS, FILENAMES, INFO_FILENAME)
+split_plan, ensure_demo_data = _DEMO_DATA.split_plan, _DEMO_DATA.ensure
 
 
 def item_words(record: dict) -> int:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import math
 import random
 import re
@@ -1368,7 +1369,7 @@ def generate_with_meta(num: int, seed: int = 0, split: str = "train", names: str
                        preset: str = "benchmark") -> List[Tuple[dict, dict]]:
   """As `generate_examples`, with each record's family, answer kind and target (for tests;
   the records themselves carry no family id)."""
-  knobs = writer.preset(PRESET_SETTINGS, preset)
+  knobs = writer.preset_settings(PRESET_SETTINGS, preset)
   families = knobs.train_families if families is None else families
   writer.check_generator_arguments(num, split, SPLITS, names, sorted(NAME_LEXICONS), families,
                                    FAMILIES_BY_NAME)
@@ -1397,38 +1398,12 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
   return [record for record, _ in generate_with_meta(num, seed, split, names, families, preset)]
 
 
-def split_plan(num_train: int, num_dev: int, seed: int = 0, preset: str = "benchmark",
-               train_families: Optional[Sequence[str]] = None) -> Dict[str, writer.SplitSettings]:
-  """{split: (items, seed, names, families)} as `ensure_demo_data` writes them."""
-  return writer.split_plan(SEED_OFFSETS, writer.preset(PRESET_SETTINGS, preset), seed, num_train,
-                           num_dev, train_families)
-
-
-def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,
-                     train_families: Optional[Sequence[str]] = None,
-                     preset: str = "benchmark") -> Dict[str, str]:
-  """Writes the five splits (gzipped JSON lines) unless the info file shows this version wrote
-  them with the same arguments; returns {split: path}.
-
-  `train_families`: the families of the train split (None: the preset's train families;
-  FAMILIES trains on the held-out families too, the ablation that measures what holding them
-  out costs). `preset`: one of `PRESETS`; the held-out splits use its held-out families.
-  """
-  plan = split_plan(num_train, num_dev, seed, preset, train_families)
-  # "generator" names the preset, so a folder written with one preset is rewritten when another
-  # is asked for ("nq_benchmark": the info written before presets existed, whose folders are
-  # still reused).
-  info = {"generator": f"nq_{preset}", "generator_version": GENERATOR_VERSION,
-          "num_train": num_train, "num_dev": num_dev, "seed": seed,
-          "families": {"train": list(plan["train"][3]),
-                       "held_out": list(plan["dev_unseen_templates"][3])}}
-
-  def write(path, split, settings):
-    num, split_seed, names, families = settings
-    writer.write_jsonl(path, generate_examples(num, split_seed, split, names, families, preset),
-                       compress=True)
-
-  return writer.ensure_splits(directory, FILENAMES, INFO_FILENAME, info, plan, write)
+# `split_plan(num_train, num_dev, seed, preset, train_families)` and
+# `ensure_demo_data(directory, num_train, num_dev, seed, train_families, preset)`: the five
+# splits and the folder that holds them (`writer.DemoData`).
+_DEMO_DATA = writer.DemoData("nq", GENERATOR_VERSION, generate_examples, functools.partial(writer.write_jsonl, compress=True),
+                             PRESET_SETTINGS, SEED_OFFSETS, FILENAMES, INFO_FILENAME)
+split_plan, ensure_demo_data = _DEMO_DATA.split_plan, _DEMO_DATA.ensure
 
 
 def to_simplified(record: dict) -> dict:

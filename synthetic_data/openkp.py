@@ -1437,7 +1437,7 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
   Raises:
     ValueError: On a negative `num` or an unknown split, names, family or preset.
   """
-  knobs = writer.preset(PRESET_SETTINGS, preset)
+  knobs = writer.preset_settings(PRESET_SETTINGS, preset)
   families = writer.check_generator_arguments(
       num, split, SPLITS, names, NAMES, knobs.train_families if families is None else families,
       FAMILIES)
@@ -1447,36 +1447,12 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
           for index in range(num)]
 
 
-def split_plan(num_train: int, num_dev: int, seed: int = 0, preset: str = "benchmark",
-               train_families: Optional[Sequence[str]] = None) -> Dict[str, writer.SplitSettings]:
-  """{split: (pages, seed, names, families)} as `ensure_demo_data` writes them."""
-  return writer.split_plan(SEED_OFFSETS, writer.preset(PRESET_SETTINGS, preset), seed, num_train,
-                           num_dev, train_families)
-
-
-def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,
-                     train_families: Optional[Sequence[str]] = None,
-                     preset: str = "benchmark") -> Dict[str, str]:
-  """Writes the five splits of `split_plan` as JSONL files unless `INFO_FILENAME` shows the same
-  arguments; returns {split: path}. The file names are the same for every preset, and a
-  directory written with another preset is rewritten ("generator" names the preset;
-  "openkp_benchmark" is the info written before the presets, so those directories stay current).
-
-  `train_families`: the families of the train split (None: the preset's; FAMILIES trains on
-  the held-out families too, the ablation that measures what holding them out costs).
-  """
-  plan = split_plan(num_train, num_dev, seed, preset, train_families)
-  info = {"generator": f"openkp_{preset}", "generator_version": GENERATOR_VERSION,
-          "num_train": num_train, "num_dev": num_dev, "seed": seed,
-          "train_families": list(plan["train"][3]),
-          "held_out_families": list(plan["dev_unseen_templates"][3]),
-          "split_seeds": {split: s[1] for split, s in plan.items()}}
-
-  def write(path, split, settings):
-    num, split_seed, names, families = settings
-    writer.write_jsonl(path, generate_examples(num, split_seed, split, names, families, preset))
-
-  return writer.ensure_splits(directory, FILENAMES, INFO_FILENAME, info, plan, write)
+# `split_plan(num_train, num_dev, seed, preset, train_families)` and
+# `ensure_demo_data(directory, num_train, num_dev, seed, train_families, preset)`: the five
+# splits and the folder that holds them (`writer.DemoData`).
+_DEMO_DATA = writer.DemoData("openkp", GENERATOR_VERSION, generate_examples, writer.write_jsonl,
+                             PRESET_SETTINGS, SEED_OFFSETS, FILENAMES, INFO_FILENAME)
+split_plan, ensure_demo_data = _DEMO_DATA.split_plan, _DEMO_DATA.ensure
 
 
 def length_statistics(records: Sequence[dict]) -> dict:

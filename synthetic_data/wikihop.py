@@ -1136,7 +1136,7 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
   Returns:
     A list of dicts with the official keys.
   """
-  knobs = writer.preset(PRESET_SETTINGS, preset)
+  knobs = writer.preset_settings(PRESET_SETTINGS, preset)
   families = writer.check_generator_arguments(
       num, split, SPLITS, names, tuple(LEXICONS),
       knobs.train_families if families is None else families, FAMILIES, distinct=True)
@@ -1144,41 +1144,12 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
   return [_example(rng, split, i, rng.choice(families), names, knobs) for i in range(num)]
 
 
-def split_plan(num_train: int, num_dev: int, seed: int = 0, preset: str = "benchmark",
-               train_families: Optional[Sequence[str]] = None) -> Dict[str, writer.SplitSettings]:
-  """{split: (items, seed, names, families)} as `ensure_demo_data` writes them."""
-  return writer.split_plan(SEED_OFFSETS, writer.preset(PRESET_SETTINGS, preset), seed, num_train,
-                           num_dev, train_families)
-
-
-def ensure_demo_data(directory: str, num_train: int, num_dev: int, seed: int = 0,
-                     train_families: Optional[Sequence[str]] = None,
-                     preset: str = "benchmark") -> Dict[str, str]:
-  """Writes the five splits of `split_plan` (docs/synthetic_data/wikihop.md has the table)
-  unless the info file shows they were written with the same arguments (the preset included) by
-  this generator version; returns {split: path}.
-
-  The info file's "generator" ("wikihop_<preset>") names the preset, so a folder written with
-  one preset is rewritten when another is asked for; the benchmark preset's info is exactly what
-  this generator wrote before it had presets, so those folders are reused as they are.
-  `train_families`: the families of the train split (None: the preset's train families;
-  FAMILIES trains on the held-out families too, the ablation that measures what holding them
-  out costs). `preset`: one of PRESETS.
-  """
-  plan = split_plan(num_train, num_dev, seed, preset, train_families)
-  info = {"generator": f"wikihop_{preset}", "generator_version": GENERATOR_VERSION,
-          "num_train": num_train, "num_dev": num_dev, "seed": seed,
-          "seeds": {split: s[1] for split, s in plan.items()},
-          "names": {split: s[2] for split, s in plan.items()},
-          "train_families": list(plan["train"][3]),
-          "held_out_families": list(plan["dev_unseen_templates"][3]),
-          "splits": list(SPLITS)}
-
-  def write(path, split, settings):
-    num, split_seed, names, families = settings
-    writer.write_json(path, generate_examples(num, split_seed, split, names, families, preset))
-
-  return writer.ensure_splits(directory, FILENAMES, INFO_FILENAME, info, plan, write)
+# `split_plan(num_train, num_dev, seed, preset, train_families)` and
+# `ensure_demo_data(directory, num_train, num_dev, seed, train_families, preset)`: the five
+# splits and the folder that holds them (`writer.DemoData`).
+_DEMO_DATA = writer.DemoData("wikihop", GENERATOR_VERSION, generate_examples, writer.write_json,
+                             PRESET_SETTINGS, SEED_OFFSETS, FILENAMES, INFO_FILENAME)
+split_plan, ensure_demo_data = _DEMO_DATA.split_plan, _DEMO_DATA.ensure
 
 
 def item_words(item: dict) -> int:

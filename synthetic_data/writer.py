@@ -1,6 +1,6 @@
 """Atomic writes of the synthetic data files (JSON, JSON lines optionally gzipped, info files),
-the five splits every generator writes (`split_plan`, `ensure_splits`), the look-up of a preset's
-settings (`preset`), the generators' self-checks (`check`) and the one summary of counts
+the five splits every generator writes (`DemoData`), the look-up of a preset's
+settings (`preset_settings`), the generators' self-checks (`check`) and the one summary of counts
 (`spread`) every generator's `length_statistics` reports.
 
 Every file is written to a temporary file in its own folder and renamed over the target, so a
@@ -133,42 +133,70 @@ def check_generator_arguments(num, split: str, splits, names: str, name_choices,
   return families
 
 
-def split_plan(seed_offsets: Mapping[str, int], preset, seed: int, num_train: int, num_dev: int,
-               train_families: Optional[Sequence[str]] = None) -> Dict[str, SplitSettings]:
-  """{split: (items, seed, names, families)} of the five splits, in SPLITS order.
+class DemoData:
+  """The five splits of one generator, written to a folder and reused while they are current.
 
-  train: `num_train` items in `train_families` (None: the preset's); dev and dev_unseen:
-  `num_dev` items in the preset's train families; the held-out splits: `num_dev` items in its
-  held-out families (`preset` has `train_families` and `held_out_families`). A split's seed is
-  `seed + seed_offsets[split]`, so no two splits share an item. ValueError names a size that
-  is not a positive integer.
+  `generate(num, seed, split, names, families, preset)` returns a split's records and
+  `write(path, records)` writes them. Every generator names its files (`filenames`, the same
+  for every preset) and its info file; the info file records the generator and preset
+  ("nq_short"), its version, the arguments and each split's file, seed, names and families, so
+  a folder written with other arguments, another preset or an older version is rewritten.
   """
-  for name, value in (("num_train", num_train), ("num_dev", num_dev)):
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-      raise ValueError(f"{name} must be a positive integer, got {value!r}")
-  plan = {}
-  for split in SPLITS:
-    families = (preset.held_out_families if split in HELD_OUT_FAMILY_SPLITS else
-                train_families if split == "train" and train_families is not None else
-                preset.train_families)
-    plan[split] = (num_train if split == "train" else num_dev, seed + seed_offsets[split],
-                   "seen" if split in SEEN_NAME_SPLITS else "unseen", tuple(families))
-  return plan
 
+  def __init__(self, name: str, version: int, generate: Callable[..., Sequence],
+               write: Callable[[str, Sequence], object], presets: Mapping,
+               seed_offsets: Mapping[str, int], filenames: Mapping[str, str],
+               info_filename: str):
+    self.name, self.version, self.generate, self.write = name, version, generate, write
+    self.presets, self.seed_offsets = presets, seed_offsets
+    self.filenames, self.info_filename = filenames, info_filename
 
-def ensure_splits(directory: str, filenames: Mapping[str, str], info_filename: str,
-                  info: Mapping, plan: Mapping[str, SplitSettings],
-                  write_split: Callable[[str, str, SplitSettings], None]) -> Dict[str, str]:
-  """Writes every split of `plan` with `write_split(path, split, settings)`, then the info file
-  (last, so an interrupted run leaves no info file that matches), unless the info file in
-  `directory` already holds `info` and every split's file exists. Returns {split: path}."""
-  paths = {split: os.path.join(directory, filenames[split]) for split in plan}
-  info_path = os.path.join(directory, info_filename)
-  if not is_current(info_path, info, paths.values()):
-    for split, settings in plan.items():
-      write_split(paths[split], split, settings)
-    write_info(info_path, info)
-  return paths
+  def split_plan(self, num_train: int, num_dev: int, seed: int = 0, preset: str = "benchmark",
+                 train_families: Optional[Sequence[str]] = None) -> Dict[str, SplitSettings]:
+    """{split: (items, seed, names, families)} of the five splits, in SPLITS order.
+
+    train: `num_train` items in `train_families` (None: the preset's); dev and dev_unseen:
+    `num_dev` items in the preset's train families; the held-out splits: `num_dev` items in
+    its held-out families. A split's seed is `seed + seed_offsets[split]`, so no two splits
+    share an item. ValueError names a size that is not a positive integer or an unknown preset.
+    """
+    settings = preset_settings(self.presets, preset)
+    for name, value in (("num_train", num_train), ("num_dev", num_dev)):
+      if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    plan = {}
+    for split in SPLITS:
+      families = (settings.held_out_families if split in HELD_OUT_FAMILY_SPLITS else
+                  train_families if split == "train" and train_families is not None else
+                  settings.train_families)
+      plan[split] = (num_train if split == "train" else num_dev, seed + self.seed_offsets[split],
+                     "seen" if split in SEEN_NAME_SPLITS else "unseen", tuple(families))
+    return plan
+
+  def ensure(self, directory: str, num_train: int, num_dev: int, seed: int = 0,
+             train_families: Optional[Sequence[str]] = None,
+             preset: str = "benchmark") -> Dict[str, str]:
+    """Writes the splits of `split_plan` to `directory`, then the info file (last, so an
+    interrupted run leaves no info file that matches), unless the info file already holds these
+    arguments and every split's file exists. Returns {split: path}.
+
+    `train_families`: the families of the train split (None: the preset's; all families trains
+    on the held-out ones too, the ablation that measures what holding them out costs).
+    """
+    plan = self.split_plan(num_train, num_dev, seed, preset, train_families)
+    info = {"generator": f"{self.name}_{preset}", "generator_version": self.version,
+            "num_train": num_train, "num_dev": num_dev, "seed": seed,
+            "train_families": list(plan["train"][3]),
+            "held_out_families": list(plan["dev_unseen_templates"][3]),
+            "splits": {split: {"file": self.filenames[split], "seed": s[1], "names": s[2],
+                               "families": list(s[3])} for split, s in plan.items()}}
+    paths = {split: os.path.join(directory, self.filenames[split]) for split in plan}
+    info_path = os.path.join(directory, self.info_filename)
+    if not is_current(info_path, info, paths.values()):
+      for split, (num, split_seed, names, families) in plan.items():
+        self.write(paths[split], self.generate(num, split_seed, split, names, families, preset))
+      write_info(info_path, info)
+    return paths
 
 
 def spread(name: str, values: Sequence[float]) -> Dict[str, float]:
@@ -184,7 +212,7 @@ def spread(name: str, values: Sequence[float]) -> Dict[str, float]:
 _Settings = TypeVar("_Settings")
 
 
-def preset(settings: Mapping[str, _Settings], name: str) -> _Settings:
+def preset_settings(settings: Mapping[str, _Settings], name: str) -> _Settings:
   """The settings of preset `name`; a ValueError names the presets there are."""
   if name not in settings:
     raise ValueError(f"preset must be one of {tuple(settings)}, got {name!r}")

@@ -35,7 +35,8 @@ SHORT_MEDIAN_BAND = (310, 430)
 SHORT_P90_BAND = (400, 580)
 
 # Digests of the benchmark output from before the presets (sha256 of the lexicons and records
-# as JSON with sorted keys, and of the files of `ensure_demo_data(dir, 30, 12, seed=5)`).
+# as JSON with sorted keys, and of the files of `ensure_demo_data(dir, 30, 12, seed=5)`; its info
+# file as `writer.DemoData` writes it for every generator).
 LEXICON_SHA256 = "0a17458481204b3ab4f4d087a95a43c553a12d5909d3a408e9874ce9ca2b2baa"
 UNSEEN_LEXICON_SHA256 = "72ddc68951e0d3343e72c0d547f90fcef031d6041483dc7c4f5fff9be20cada8"
 TRAIN_SHA256 = "f941059ccb34425a162403b1072c7322644bfca88c3dbe7457f927ebd9bf6620"
@@ -50,7 +51,7 @@ DEMO_SHA256 = {
         "f43666c33f337d89443edf81a86158327fc9e3742d1633d21cb075358ad75953",
     "OpenKPBenchmarkTestUnseenTemplates.jsonl":
         "7f5716dc7a33fbc2ac45d7acfd69124e8f25a20fdba53a229914836b76a14c98",
-    "OpenKPBenchmarkInfo.json": "05649d21f57964d5588c2d261c544125bc8eb99e01999ba65bd69aad8b984561",
+    "OpenKPBenchmarkInfo.json": "e6b21cd88e3f775071127e82b6bfaa3d8770e240c74a9a9be7734368bdd7167b",
 }
 
 
