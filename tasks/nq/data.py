@@ -133,7 +133,7 @@ def _int(record: Dict[str, Any], key: str, field: str) -> int:
   value = record.get(key)
   if isinstance(value, bool) or not isinstance(value, int):
     raise RecordProblem("malformed offsets", f"{field}.{key}",
-                   f"expected an integer, got {value!r}")
+                        f"expected an integer, got {value!r}")
   return value
 
 
@@ -146,7 +146,7 @@ class _Document:
       raw = record["document_tokens"]
       if not isinstance(raw, list):
         raise RecordProblem("malformed document", "document_tokens",
-                       f"expected a list, got {type(raw).__name__}")
+                            f"expected a list, got {type(raw).__name__}")
       html = record.get("document_html")
       html_bytes = len(html.encode("utf-8")) if isinstance(html, str) else None
       if not self._read_tokens(raw, html_bytes):
@@ -156,14 +156,15 @@ class _Document:
       text = record["document_text"]
       if not isinstance(text, str):
         raise RecordProblem("malformed document", "document_text",
-                       f"expected a string, got {type(text).__name__}")
+                            f"expected a string, got {type(text).__name__}")
       self.tokens = text.split(" ") if text else []
       self.is_html = [t.startswith("<") and t.endswith(">") and len(t) > 2 for t in self.tokens]
       self.starts = [-1] * len(self.tokens)
       self.ends = [-1] * len(self.tokens)
     else:
-      raise RecordProblem("missing field", "document_tokens",
-                     "neither document_tokens (original format) nor document_text (simplified)")
+      raise RecordProblem(
+          "missing field", "document_tokens",
+          "neither document_tokens (original format) nor document_text (simplified)")
     if not self.tokens:
       raise RecordProblem("empty document", "document_tokens", "the document has no tokens")
 
@@ -201,14 +202,14 @@ class _Document:
       field = f"document_tokens[{i}]"
       if not isinstance(token, dict) or not isinstance(token.get("token"), str):
         raise RecordProblem("malformed document", field, "expected {token, start_byte, end_byte, "
-                       "html_token} with a string token")
+                            "html_token} with a string token")
       start, end = _int(token, "start_byte", field), _int(token, "end_byte", field)
       if start < 0 or end < start or (html_bytes is not None and end > html_bytes):
         raise RecordProblem("offsets disagree with document", field,
-                       f"bytes [{start}, {end}) are not inside the {html_bytes}-byte html")
+                            f"bytes [{start}, {end}) are not inside the {html_bytes}-byte html")
       if self.starts and start < self.starts[-1]:
         raise RecordProblem("offsets disagree with document", field,
-                       f"start_byte {start} is before the previous token's {self.starts[-1]}")
+                            f"start_byte {start} is before the previous token's {self.starts[-1]}")
       self.tokens.append(token["token"])
       self.is_html.append(bool(token.get("html_token", False)))
       self.starts.append(start)
@@ -223,15 +224,16 @@ class _Document:
       return NULL_SPAN
     if not 0 <= start < end <= len(self.tokens):
       raise RecordProblem("offsets disagree with document", field,
-                     f"tokens [{start}, {end}) are not a range of the {len(self.tokens)} "
+                          f"tokens [{start}, {end}) are not a range of the {len(self.tokens)} "
                      "document tokens")
     if not self.has_bytes:
       return Span(start, end)
     start_byte, end_byte = _int(record, "start_byte", field), _int(record, "end_byte", field)
     if start_byte != self.starts[start] or end_byte != self.ends[end - 1]:
       raise RecordProblem("offsets disagree with document", field,
-                     f"bytes [{start_byte}, {end_byte}) but document_tokens {start}..{end - 1} "
-                     f"span bytes [{self.starts[start]}, {self.ends[end - 1]})")
+                          f"bytes [{start_byte}, {end_byte}) but document_tokens "
+                          f"{start}..{end - 1} span bytes [{self.starts[start]}, "
+                          f"{self.ends[end - 1]})")
     return Span(start, end, start_byte, end_byte)
 
 
@@ -259,10 +261,10 @@ def _annotation(raw: Any, field: str, document: _Document,
     if isinstance(index, bool) or not isinstance(index, int) or not (
         0 <= index < len(candidates)):
       raise RecordProblem("offsets disagree with document", f"{field}.long_answer.candidate_index",
-                     f"{index!r} is not one of the {len(candidates)} candidates")
+                          f"{index!r} is not one of the {len(candidates)} candidates")
     if candidates[index].span != long_span:
       raise RecordProblem("offsets disagree with document", f"{field}.long_answer",
-                     f"tokens [{long_span.start_token}, {long_span.end_token}) differ from "
+                          f"tokens [{long_span.start_token}, {long_span.end_token}) differ from "
                      f"candidate {index}'s [{candidates[index].span.start_token}, "
                      f"{candidates[index].span.end_token})")
   shorts_raw = raw.get("short_answers", [])
@@ -274,11 +276,11 @@ def _annotation(raw: Any, field: str, document: _Document,
     if long_span == NULL_SPAN or not (
         long_span.start_token <= s.start_token and s.end_token <= long_span.end_token):
       raise RecordProblem("offsets disagree with document", f"{field}.short_answers[{j}]",
-                     "the short answer is not inside the long answer")
+                          "the short answer is not inside the long answer")
   yes_no = raw.get("yes_no_answer", "NONE")
   if not isinstance(yes_no, str) or yes_no.upper() not in YES_NO_VALUES:
     raise RecordProblem("malformed annotation", f"{field}.yes_no_answer",
-                   f"expected one of {YES_NO_VALUES}, got {yes_no!r}")
+                        f"expected one of {YES_NO_VALUES}, got {yes_no!r}")
   return Annotation(long_span, index, shorts, yes_no.upper())
 
 
@@ -286,7 +288,7 @@ def parse_record(record: Any, with_labels: bool, repairs: List[RecordProblem]) -
   """One JSON record -> NqExample. Raises RecordProblem (the record is unusable)."""
   if not isinstance(record, dict):
     raise RecordProblem("malformed record", "(record)", f"expected a JSON object, got "
-                   f"{type(record).__name__}")
+                        f"{type(record).__name__}")
   question = record.get("question_text")
   if not isinstance(question, str):
     raise RecordProblem("missing field", "question_text", f"expected a string, got {question!r}")
@@ -344,8 +346,9 @@ def iter_examples(path: str, with_labels: bool, report: ReadReport,
         continue
       example_id = _example_id(record)
       if example_id is None:
+        got = record.get("example_id") if isinstance(record, dict) else record
         report.skip("missing example_id", f"{where}: field 'example_id': expected a JSON "
-                    f"integer, got {record.get('example_id') if isinstance(record, dict) else record!r}")
+                    f"integer, got {got!r}")
         continue
       where = f"{where} (example_id {example_id})"
       if id_type is None:
