@@ -1401,7 +1401,8 @@ def generate_examples(num: int, seed: int = 0, split: str = "train", names: str 
 # `split_plan(num_train, num_dev, seed, preset, train_families)` and
 # `ensure_demo_data(directory, num_train, num_dev, seed, train_families, preset)`: the five
 # splits and the folder that holds them (`writer.DemoData`).
-_DEMO_DATA = writer.DemoData("nq", GENERATOR_VERSION, generate_examples, functools.partial(writer.write_jsonl, compress=True),
+_DEMO_DATA = writer.DemoData("nq", GENERATOR_VERSION, generate_examples,
+                             functools.partial(writer.write_jsonl, compress=True),
                              PRESET_SETTINGS, SEED_OFFSETS, FILENAMES, INFO_FILENAME)
 split_plan, ensure_demo_data = _DEMO_DATA.split_plan, _DEMO_DATA.ensure
 

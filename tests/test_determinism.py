@@ -79,18 +79,18 @@ def _allocator_report(package: bool, setting):
   """(the process's TF_CPU_ALLOCATOR_USE_BFC, whether its CPU allocator keeps statistics)."""
   code = (("import etc_realformer; " if package else "") +
           "import os, tensorflow as tf; tf.ones([256, 256]) * 2.0; "
-          "print(os.environ.get('TF_CPU_ALLOCATOR_USE_BFC')); "
+          "print(os.environ.get('TF_CPU_ALLOCATOR_USE_BFC'), flush=True); "
           "print(tf.config.experimental.get_memory_info('CPU:0')['peak'] > 0)")
   env = {k: v for k, v in os.environ.items() if k != "TF_CPU_ALLOCATOR_USE_BFC"}
   if setting is not None:
     env["TF_CPU_ALLOCATOR_USE_BFC"] = setting
   result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, env=env, check=False)
-  if result.returncode != 0:
+  printed = result.stdout.split()
+  if result.returncode != 0:  # the allocator keeps no statistics
     assert "Allocator stats not available" in result.stderr, result.stderr[-2000:]
-    return setting, False
-  value, stats = result.stdout.split()
-  return value, stats == "True"
+    return printed[0], False
+  return printed[0], printed[1] == "True"
 
 
 def test_importing_the_package_selects_the_pooled_cpu_allocator_unless_told_otherwise():
